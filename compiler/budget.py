@@ -1,0 +1,107 @@
+"""The budget verdict: does the worst case of the plan fit, and how many steps does it cover?
+
+The runtime reserves the worst case before it starts anything: the baseline and the final test
+up front (so a run that starts can always report a test score), then each step with the
+epoch-boundary phases that precede it. The verdict walks the plan's phases in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skopt.compiler.plan import Budget, Job, ModelSettings, Phase, Verdict
+from skopt.grammar.source import Diagnostic, Span, error, warning
+
+
+@dataclass(frozen=True)
+class Worst:
+    calls: int = 0
+    tokens: int = 0
+    usd: float = 0.0
+
+    def __add__(self, other: Worst) -> Worst:
+        return Worst(self.calls + other.calls, self.tokens + other.tokens, self.usd + other.usd)
+
+    def exceeds(self, budget: Budget, usd_known: bool) -> list[str]:
+        over = []
+        if budget.calls is not None and self.calls > budget.calls:
+            over.append("calls")
+        if budget.tokens is not None and self.tokens > budget.tokens:
+            over.append("tokens")
+        if usd_known and budget.usd is not None and self.usd > budget.usd + 1e-12:
+            over.append("usd")
+        return over
+
+
+def worst(phase: Phase, models: dict[str, ModelSettings]) -> Worst:
+    total = Worst()
+    for rc in phase.calls:
+        price = models[rc.model].price
+        usd = 0.0
+        if price is not None:
+            usd = (rc.input_tokens.max * price.input_usd + rc.output_tokens.max * price.output_usd) / price.per
+        total += Worst(rc.calls.max, rc.input_tokens.max + rc.output_tokens.max, usd)
+    return total
+
+
+def verdict(job: Job, budget: Budget, models: dict[str, ModelSettings]) -> Verdict | None:
+    if budget == Budget():
+        return None
+    used = {rc.model for p in job.phases for rc in p.calls}
+    usd_known = all(models[m].price is not None for m in used)
+    unchecked = []
+    if budget.time_s is not None:
+        unchecked.append("time: enforced while running (call latency is not known in advance)")
+    if budget.usd is not None and not usd_known:
+        unknown = sorted(m for m in used if models[m].price is None)
+        unchecked.append(f"usd: no price known for {', '.join(unknown)}")
+    upfront = sum((worst(p, models) for p in job.phases if p.phase in ("baseline", "final_test")), Worst())
+    per_step = _steps(job.phases, models)
+    total = job.schedule.total_steps
+    spent = upfront
+    covered = 0
+    binding: list[str] = spent.exceeds(budget, usd_known)
+    if not binding:
+        for cost in per_step:
+            binding = (spent + cost).exceeds(budget, usd_known)
+            if binding:
+                break
+            spent += cost
+            covered += 1
+    return Verdict(fits=covered == total and not binding, covered_steps=covered, total_steps=total, limits=binding, unchecked=unchecked)
+
+
+def _steps(phases: Sequence[Phase], models: dict[str, ModelSettings]) -> list[Worst]:
+    """The worst case of each step, with the boundary phases that run before it."""
+    by_step: dict[int, Worst] = {}
+    for phase in phases:
+        if phase.phase in ("baseline", "final_test"):
+            continue
+        by_step[phase.step] = by_step.get(phase.step, Worst()) + worst(phase, models)
+    return [by_step[s] for s in sorted(by_step)]
+
+
+def diagnostics(job: Job, where: Span) -> list[Diagnostic]:
+    v = job.verdict
+    if v is None or v.fits:
+        return []
+    limits = ", ".join(v.limits)
+    prefix = f"[{job.name}] " if job.overrides else ""
+    if v.covered_steps == 0:
+        return [
+            error(
+                f"{prefix}the budget cannot pay for the first step's worst case ({limits})",
+                where,
+                "too small to start",
+                help="raise the budget, or make steps cheaper (batch_size, max_tokens, gate samples)",
+            )
+        ]
+    return [
+        warning(
+            f"{prefix}budget covers {v.covered_steps} of {v.total_steps} steps",
+            where,
+            f"the worst case runs out of {limits}",
+            help="the run stops cleanly (exit 3) when the rest cannot pay for the next step",
+        )
+    ]

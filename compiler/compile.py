@@ -1,0 +1,171 @@
+"""The compiler's entry: recipe file (+ `--set` flags) → diagnostics and, when clean, a plan.
+
+load (imports) → apply --set → check → settings → lower (data, schedule, phases, cost)
+→ budget verdict → hashes. Every stage adds to one list of diagnostics; the plan exists only
+when there are no errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skopt.compiler import budget as budgets
+from skopt.compiler.check import CheckedRecipe, Resolved, api_key_warnings, check
+from skopt.compiler.dataset import DataError
+from skopt.compiler.lock import changes, hashes, version
+from skopt.compiler.lower import JobInputs, Splits, build_job, cell_name, data_problem, load_splits, sweep_cells
+from skopt.compiler.overrides import COMMAND_LINE, apply_sets, command_line_source
+from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan
+from skopt.compiler.scope import load
+from skopt.compiler.settings import budget_settings, env_settings, model_settings, train_settings
+from skopt.grammar.source import Diagnostic, has_errors, warning
+
+
+@dataclass
+class Compiled:
+    plan: Plan | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.diagnostics)
+
+
+def compile_recipe(path: str, sets: Sequence[str] = ()) -> Compiled:
+    scope = load(path)
+    result = Compiled(None, list(scope.diagnostics), dict(scope.sources))
+    if sets:
+        result.sources[COMMAND_LINE] = command_line_source(sets)
+    if not result.ok:
+        return result
+    blocks, problems = apply_sets(scope.blocks, sets)
+    result.diagnostics += problems
+    checked = check(blocks)
+    result.diagnostics += checked.diagnostics
+    if result.ok:
+        result.plan = _lower(path, sets, checked, result)
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compiled) -> Plan | None:
+    models = {name: model_settings(m) for name, m in checked.models.items()}
+    envs = {name: env_settings(e) for name, e in checked.envs.items()}
+    budget, budget_block = _budget(checked)
+    jobs: list[Job] = []
+    job = checked.job
+    if job is not None:
+        used = [str(job.values["target"]), str(job.values["optimizer"])]
+        result.diagnostics += api_key_warnings(checked, used)
+        result.diagnostics += _price_warnings(checked, models, used)
+        if job.spec.kind == "train":
+            jobs = _train_jobs(checked, job, models, envs, budget, budget_block, result.diagnostics)
+    if not result.ok:
+        return None
+    kind = job.spec.kind if job else "none"
+    return Plan(
+        skopt_version=version(),
+        recipe=path,
+        sets=list(sets),
+        job_kind=kind,  # type: ignore[arg-type]
+        models=list(models.values()),
+        envs=list(envs.values()),
+        budget=budget,
+        jobs=jobs,
+        hashes=hashes(result.sources, sets, list(envs.values()), jobs, list(models.values())),
+    )
+
+
+def _budget(checked: CheckedRecipe) -> tuple[Budget, Resolved | None]:
+    """The top-level budget, overridden key by key by one inside the job block."""
+    outer = checked.budget
+    inner = checked.job.children.get("budget") if checked.job else None
+    merged = budget_settings(outer).model_dump()
+    for key, value in budget_settings(inner).model_dump().items():
+        if value is not None:
+            merged[key] = value
+    return Budget(**merged), inner or outer
+
+
+def _price_warnings(checked: CheckedRecipe, models: dict[str, ModelSettings], used: list[str]) -> list[Diagnostic]:
+    found = []
+    for name in dict.fromkeys(used):
+        settings = models.get(name)
+        if settings is None or settings.price is not None:
+            continue
+        block = checked.models[name]
+        where = block.span_of("name") if block.written("name") else block.block.kind.span
+        found.append(
+            warning(
+                f"no price known for model '{name}' ({settings.model or settings.provider})",
+                where,
+                "its cost will show as unknown",
+                help="add: price { input = $..., output = $..., per = 1M }",
+            )
+        )
+    return found
+
+
+def _train_jobs(
+    checked: CheckedRecipe,
+    job: Resolved,
+    models: dict[str, ModelSettings],
+    envs: dict[str, EnvSettings],
+    budget: Budget,
+    budget_block: Resolved | None,
+    diagnostics: list[Diagnostic],
+) -> list[Job]:
+    env_name = str(job.values["env"])
+    env = envs[env_name]
+    try:
+        splits = load_splits(env, checked.envs[env_name])
+    except DataError as exc:
+        diagnostics.append(data_problem(exc, checked.envs[env_name]))
+        return []
+    skill_text = _skill_text(job, diagnostics)
+    if skill_text is None:
+        return []
+    jobs = []
+    for overrides in sweep_cells(checked.sweep):
+        train = train_settings(job, overrides)
+        inputs = JobInputs(train, splits, models[train.target], models[train.optimizer], env, skill_text)
+        built = build_job(cell_name(overrides), overrides, inputs, diagnostics, job)
+        built = built.model_copy(update={"verdict": budgets.verdict(built, budget, models)})
+        where = _budget_span(budget_block, built)
+        diagnostics += budgets.diagnostics(built, where) if where else []
+        jobs.append(built)
+    return jobs
+
+
+def _budget_span(block: Resolved | None, job: Job):  # type: ignore[no-untyped-def]
+    if block is None or job.verdict is None:
+        return None
+    limits = [{"usd": "usd", "calls": "calls", "tokens": "tokens"}[k] for k in job.verdict.limits]
+    for key in limits:
+        if block.written(key):
+            return block.span_of(key)
+    return block.block.kind.span
+
+
+def _skill_text(job: Resolved, diagnostics: list[Diagnostic]) -> str | None:
+    skill = job.values["skill"]
+    if not isinstance(skill, str):
+        return ""
+    try:
+        return Path(skill).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        from skopt.grammar.source import error
+
+        diagnostics.append(error(f"cannot read the skill: {exc}", job.span_of("skill")))
+        return None
+
+
+def stale(plan: Plan) -> list[str]:
+    """Why a saved plan no longer matches its recipe; empty when it is fresh."""
+    result = compile_recipe(plan.recipe, plan.sets)
+    if result.plan is None:
+        return ["the recipe no longer compiles"]
+    return changes(plan.hashes, result.plan.hashes)

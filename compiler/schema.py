@@ -1,0 +1,226 @@
+"""What each block of a recipe may contain: keys, their types and defaults (SPEC §2.4).
+
+This table is the single source for checking, for `skopt plan`'s resolved settings and for
+the help shown in diagnostics. Defaults are Python values as `types` would return them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from skopt.compiler.types import (
+    Bool,
+    Choice,
+    Float,
+    Func,
+    Int,
+    ListOf,
+    OneOf,
+    Param,
+    PathTo,
+    Ref,
+    Scalar,
+    Str,
+    Type,
+    Unit,
+)
+
+REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Key:
+    type: Type
+    default: object = None  # REQUIRED, None (optional, no value) or the default value
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    kind: str
+    keys: Mapping[str, Key]
+    children: Mapping[str, BlockSpec] = field(default_factory=dict)
+    named: bool = False  # model and env blocks carry a name; the others take none
+    # keys that may be written either as `key = value` or as a nested block (`slow_update`)
+    either: tuple[str, ...] = ()
+    implied: bool = False  # as a child: present with its defaults when not written
+
+
+PROVIDERS = ("openai", "anthropic", "local", "sim", "replay")
+SPLITS = ("train", "valid", "test")
+
+SCHEDULE = Choice(
+    words=("autonomous",),
+    calls={
+        "constant": {"n": Param(Int(min=1))},
+        "linear": {"max": Param(Int(min=1)), "min": Param(Int(min=1))},
+        "cosine": {"max": Param(Int(min=1)), "min": Param(Int(min=1))},
+    },
+    what="learning-rate schedule",
+)
+METRIC = Choice(
+    words=("exact", "f1", "contains", "accuracy"),
+    calls={"numeric": {"tol": Param(Float(min=0), required=False, default=1e-6)}},
+    what="metric",
+)
+GATE_METRIC = Choice(
+    words=("hard", "soft"),
+    calls={"mixed": {"w": Param(Float(min=0, max=1, percent=True))}},
+    what="gate metric",
+)
+ENV_KIND = Choice(
+    words=("qa", "classify", "math"),
+    calls={
+        "synthetic": {
+            "rules": Param(Int(min=1, max=1000), required=False, default=8),
+            "items": Param(Int(min=1, max=1_000_000), required=False, default=120),
+            "noise": Param(Float(min=0, max=1, percent=True), required=False, default=0.05),
+            "seed": Param(Int(min=0), required=False, default=1),
+        },
+        "python": {"entry": Param(Str())},
+    },
+    what="env kind",
+)
+SPLIT_NAME = Choice(words=SPLITS, what="split")
+SAMPLES = OneOf((Choice(words=("all",), what="sample count"), Int(min=1)))
+SOURCE = Choice(words=("claude", "codex"), calls={"generic": {"path": Param(Str())}}, what="session source")
+
+PERCENT = Unit("percent", 0, 1)
+MONEY = Unit("money")
+DURATION = Unit("duration", 0.001)
+
+BUDGET = BlockSpec(
+    "budget",
+    {
+        "calls": Key(Int(min=1)),
+        "usd": Key(MONEY),
+        "tokens": Key(Int(min=1)),
+        "time": Key(DURATION),
+    },
+)
+
+MODEL = BlockSpec(
+    "model",
+    {
+        "provider": Key(Choice(words=PROVIDERS, what="provider"), REQUIRED),
+        "name": Key(Str()),
+        "base_url": Key(Str()),
+        "api_key_env": Key(Str()),
+        "temperature": Key(Float(min=0, max=2), 0),
+        "max_tokens": Key(Int(min=1), 4096),
+        "top_p": Key(Float(min=0, max=1)),
+        "reasoning_effort": Key(Choice(words=("none", "minimal", "low", "medium", "high"), what="reasoning effort")),
+        "concurrency": Key(Int(min=1, max=10_000), 8),
+        "rpm": Key(Int(min=1)),
+        "tpm": Key(Int(min=1)),
+        "timeout": Key(DURATION, 120.0),
+        "retries": Key(Int(min=0, max=100), 5),
+        "from": Key(PathTo("dir")),
+        "gguf": Key(PathTo("file")),
+    },
+    children={
+        "price": BlockSpec(
+            "price",
+            {"input": Key(MONEY, REQUIRED), "output": Key(MONEY, REQUIRED), "per": Key(Int(min=1), 1_000_000)},
+        )
+    },
+    named=True,
+)
+
+ENV = BlockSpec(
+    "env",
+    {
+        "kind": Key(ENV_KIND, REQUIRED),
+        "data": Key(PathTo("file")),
+        "input": Key(Str(), "input"),
+        "answer": Key(Str(), "answer"),
+        "context": Key(Str()),
+        "labels": Key(OneOf((ListOf(Str()), Str()))),
+        "id": Key(Str()),
+        "metric": Key(METRIC),
+        "prompt": Key(PathTo("file")),
+        "answer_format": Key(Choice(words=("tag", "last_line", "raw"), what="answer format"), Func("tag")),
+        "timeout": Key(DURATION, 120.0),
+        "workers": Key(Int(min=1, max=1024), 8),
+    },
+    children={
+        "files": BlockSpec("files", {s: Key(PathTo("file")) for s in SPLITS}),
+        "split": BlockSpec(
+            "split",
+            {"train": Key(PERCENT, 0.6), "valid": Key(PERCENT, 0.2), "test": Key(PERCENT, 0.2), "seed": Key(Int(min=0), 42)},
+        ),
+        "limit": BlockSpec("limit", {s: Key(Int(min=0)) for s in SPLITS}),
+    },
+    named=True,
+)
+
+GATE = BlockSpec(
+    "gate",
+    {
+        "split": Key(SPLIT_NAME, Func("valid")),
+        "metric": Key(GATE_METRIC, Func("hard")),
+        "samples": Key(SAMPLES, Func("all")),
+        "repeats": Key(Int(min=1, max=100), 1),
+        "no_regression": Key(Bool(), False),
+        "min_delta": Key(Float(min=0, max=1, percent=True), 0.0),
+    },
+    implied=True,
+)
+SLOW_UPDATE = BlockSpec(
+    "slow_update",
+    {"samples": Key(Int(min=1), 20), "gate": Key(Bool(), False), "split": Key(SPLIT_NAME, Func("train"))},
+    implied=True,
+)
+
+TRAIN = BlockSpec(
+    "train",
+    {
+        "target": Key(Ref("model"), REQUIRED),
+        "optimizer": Key(Ref("model"), REQUIRED),
+        "env": Key(Ref("env")),
+        "skill": Key(OneOf((PathTo("file"), Choice(words=("empty",), what="skill"))), REQUIRED),
+        "epochs": Key(Int(min=1, max=10_000), 4),
+        "batch_size": Key(Int(min=1), 40),
+        "minibatch": Key(Int(min=1), 8),
+        "merge_batch": Key(Int(min=2), 8),
+        "rollouts": Key(Int(min=1, max=100), 1),
+        "lr": Key(SCHEDULE, Func("cosine", {"max": 4, "min": 2})),
+        "mode": Key(Choice(words=("patch", "rewrite", "full_rewrite"), what="update mode"), Func("patch")),
+        "reflect": Key(Choice(words=("all", "failures"), what="reflect setting"), Func("all")),
+        "slow_update": Key(Bool(), True),
+        "meta_skill": Key(Bool(), True),
+        "test": Key(Bool(), True),
+        "seed": Key(Int(min=0), 42),
+        "out": Key(Str(), "runs/{recipe}/{time}"),
+        "prompts": Key(PathTo("dir")),
+    },
+    children={"gate": GATE, "slow_update": SLOW_UPDATE, "budget": BUDGET},
+    either=("slow_update",),
+)
+
+SLEEP = BlockSpec(
+    "sleep",
+    {
+        "sources": Key(ListOf(SOURCE), [Func("claude"), Func("codex")]),
+        "target": Key(Ref("model"), REQUIRED),
+        "optimizer": Key(Ref("model"), REQUIRED),
+        "skill": Key(PathTo("file"), REQUIRED),
+        "holdout": Key(PERCENT, 0.3),
+        "judge": Key(Choice(words=("rules", "exact", "rubric"), what="judge"), Func("rules")),
+        "seed": Key(Int(min=0), 42),
+    },
+    children={"budget": BUDGET},
+)
+
+# `sweep` takes train keys with lists of values; its keys are checked against TRAIN.
+SWEEP = BlockSpec("sweep", {})
+
+TOP_LEVEL: dict[str, BlockSpec] = {
+    b.kind: b for b in (MODEL, ENV, TRAIN, BUDGET, SLEEP, SWEEP)
+}
+JOBS = ("train", "sleep")
+SWEEPABLE = tuple(k for k in TRAIN.keys if k not in ("target", "optimizer", "env", "out"))
+
+
+def default_of(key: Key) -> Scalar | Func | list[Func]:
+    return None if key.default is REQUIRED else key.default  # type: ignore[return-value]

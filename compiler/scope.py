@@ -1,0 +1,178 @@
+"""Loading a recipe with its imports: files → one merged list of top-level blocks.
+
+Imports resolve against the folder of the importing file. Blocks meet by kind and name
+(`model target`, `train`); the importing file overrides the imported one key by key, nested
+blocks merging the same way (like `_base_` inheritance). Later imports override earlier ones.
+Import cycles, missing files and names declared twice in one file are diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skopt.compiler.schema import JOBS
+from skopt.grammar import ast
+from skopt.grammar.parse import parse
+from skopt.grammar.source import Diagnostic, Span, error, read_source
+
+LANGUAGE_VERSION = 1
+
+
+@dataclass
+class Scope:
+    """Everything read for one recipe: the merged blocks, every source text, diagnostics."""
+
+    root: str
+    blocks: list[ast.Block] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def load(path: str) -> Scope:
+    scope = Scope(root=path)
+    blocks = _load_file(Path(path), scope, stack=(), span=None)
+    scope.blocks = blocks or []
+    return scope
+
+
+def _load_file(
+    path: Path, scope: Scope, stack: tuple[Path, ...], span: Span | None
+) -> list[ast.Block] | None:
+    key = path.resolve()
+    if key in stack:
+        chain = " -> ".join(p.name for p in (*stack[stack.index(key) :], key))
+        assert span is not None
+        scope.diagnostics.append(error(f"import cycle: {chain}", span, "imports a file that imports this one"))
+        return None
+    text, problem = read_source(path)
+    if text is None:
+        assert problem is not None
+        scope.diagnostics.append(problem if span is None else _import_problem(path, span))
+        return None
+    scope.sources[str(path)] = text
+    parsed = parse(text, str(path))
+    scope.diagnostics.extend(parsed.diagnostics)
+    if parsed.recipe is None:
+        return None
+    recipe = parsed.recipe
+    _check_header(recipe, scope)
+    merged: list[ast.Block] = []
+    for imp in recipe.imports:
+        target = _import_path(imp)
+        imported = _load_file(target, scope, (*stack, key), imp.path.span)
+        if imported is not None:
+            merged = merge(merged, imported)
+    own = _without_duplicates(recipe.blocks, scope.diagnostics)
+    return merge(merged, own)
+
+
+def _import_path(imp: ast.Import) -> Path:
+    written = Path(imp.path.value)
+    return written if written.is_absolute() else Path(imp.path.span.path).parent / written
+
+
+def _import_problem(path: Path, span: Span) -> Diagnostic:
+    if path.exists():
+        return error(f"cannot import {path}: it is not a readable UTF-8 file", span)
+    return error(f"imported file not found: {path}", span, "no such file")
+
+
+def _check_header(recipe: ast.Recipe, scope: Scope) -> None:
+    header = recipe.header
+    if header is not None and header.version.value != LANGUAGE_VERSION:
+        scope.diagnostics.append(
+            error(
+                f"unsupported language version {header.version.text}",
+                header.version.span,
+                f"this skopt reads version {LANGUAGE_VERSION}",
+                help=f"write 'skopt {LANGUAGE_VERSION}'",
+            )
+        )
+
+
+def member_key(member: ast.Entry | ast.Block) -> str:
+    """What two members must share to be 'the same' (an entry and a block may share one)."""
+    if isinstance(member, ast.Entry):
+        return member.key.name
+    if member.name is not None:
+        return f"{member.kind.name} {member.name.name}"
+    return member.kind.name
+
+
+def _without_duplicates(
+    members: Iterable[ast.Block], diagnostics: list[Diagnostic]
+) -> list[ast.Block]:
+    kept: dict[str, ast.Block] = {}
+    job: ast.Block | None = None
+    for block in members:
+        key = member_key(block)
+        if block.kind.name in JOBS:
+            if job is not None:
+                diagnostics.append(two_jobs(block, job))
+                continue
+            job = block
+        elif key in kept:
+            first = kept[key].span
+            diagnostics.append(
+                error(
+                    f"duplicate {block.label}",
+                    (block.name or block.kind).span,
+                    "declared again here",
+                    help=f"first declared at {first.line}:{first.col}",
+                )
+            )
+            continue
+        kept[key] = ast.Block(block.kind, block.name, _dedupe_body(block.body, diagnostics), block.span)
+    return list(kept.values())
+
+
+def two_jobs(block: ast.Block, first: ast.Block) -> Diagnostic:
+    where = f"{first.span.path}:{first.span.line}:{first.span.col}"
+    return error(
+        "a recipe holds at most one job block (train or sleep)",
+        block.kind.span,
+        "second job block",
+        help=f"the first is '{first.kind.name}' at {where}; split them into two recipes",
+    )
+
+
+def _dedupe_body(
+    body: tuple[ast.Entry | ast.Block, ...], diagnostics: list[Diagnostic]
+) -> tuple[ast.Entry | ast.Block, ...]:
+    seen: dict[str, ast.Entry | ast.Block] = {}
+    for member in body:
+        key = member_key(member)
+        if key in seen:
+            first = seen[key].span
+            where = member.key.span if isinstance(member, ast.Entry) else member.kind.span
+            diagnostics.append(
+                error(f"'{key}' is set twice", where, "set again here", help=f"first set at {first.line}:{first.col}")
+            )
+            continue
+        if isinstance(member, ast.Block):
+            member = ast.Block(member.kind, member.name, _dedupe_body(member.body, diagnostics), member.span)
+        seen[key] = member
+    return tuple(seen.values())
+
+
+def merge(base: list[ast.Block], override: list[ast.Block]) -> list[ast.Block]:
+    """Blocks of `override` replace those of `base` key by key; new blocks are appended."""
+    merged = {member_key(b): b for b in base}
+    for block in override:
+        key = member_key(block)
+        merged[key] = _merge_block(merged[key], block) if key in merged else block
+    return list(merged.values())
+
+
+def _merge_block(base: ast.Block, override: ast.Block) -> ast.Block:
+    members: dict[str, ast.Entry | ast.Block] = {member_key(m): m for m in base.body}
+    for member in override.body:
+        key = member_key(member)
+        old = members.get(key)
+        if isinstance(old, ast.Block) and isinstance(member, ast.Block):
+            members[key] = _merge_block(old, member)
+        else:
+            members[key] = member
+    return ast.Block(override.kind, override.name, tuple(members.values()), override.span)

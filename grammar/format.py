@@ -1,0 +1,174 @@
+"""`skopt fmt`: the canonical layout of a recipe, with every comment kept.
+
+Two-space indents; `=` aligned within each run of settings; one statement or setting per line;
+a block written on one line stays on one line while it fits, has no comments and no nested
+blocks; at most one blank line kept where the author left one; lists that do not fit go one
+item per line. Numbers and quantities keep their spelling (`1_000`, `20k`); `\"\"\"` strings are
+kept verbatim. Formatting is idempotent and never changes what the recipe means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skopt.grammar import ast
+from skopt.grammar.literals import escape
+
+INDENT = "  "
+WIDTH = 100
+
+
+def format_recipe(recipe: ast.Recipe, source: str) -> str:
+    writer = _Writer(list(recipe.comments), source.split("\n"))
+    writer.statements(recipe.statements)
+    return writer.text()
+
+
+def value_text(value: ast.Value) -> str:
+    """A value on one line."""
+    match value:
+        case ast.Str(text=text) if text.startswith('"""'):
+            return text
+        case ast.Str():
+            return escape(value.value)
+        case ast.Number(text=text) | ast.Quantity(text=text):
+            return text
+        case ast.Name(name=name):
+            return name
+        case ast.Call():
+            args = ", ".join(_arg_text(a) for a in value.args)
+            return f"{value.func.name}({args})"
+        case ast.ListValue():
+            return "[" + ", ".join(value_text(v) for v in value.items) + "]"
+    raise TypeError(value)
+
+
+def _arg_text(arg: ast.Arg) -> str:
+    return f"{arg.name.name} = {value_text(arg.value)}" if arg.name else value_text(arg.value)
+
+
+@dataclass
+class _Writer:
+    comments: list[ast.Comment]
+    source_lines: list[str]
+
+    def __post_init__(self) -> None:
+        self.comments.sort(key=lambda c: (c.span.line, c.span.col))
+        self.out: list[str] = []
+
+    def text(self) -> str:
+        for comment in self.comments:  # anything left after the last statement
+            self.out.append(comment.text.rstrip())
+        self.comments = []
+        while self.out and not self.out[-1]:
+            self.out.pop()
+        return "\n".join(self.out) + "\n" if self.out else ""
+
+    # -- comments and blank lines ---------------------------------------------------------
+
+    def _take_before(self, line: int) -> list[ast.Comment]:
+        taken = [c for c in self.comments if c.span.line < line]
+        self.comments = [c for c in self.comments if c.span.line >= line]
+        return taken
+
+    def _take_on(self, line: int) -> ast.Comment | None:
+        for comment in self.comments:
+            if comment.span.line == line:
+                self.comments.remove(comment)
+                return comment
+        return None
+
+    def _blank_before(self, line: int, previous_end: int | None) -> bool:
+        """Did the author leave a blank line between the previous member and this line?"""
+        if previous_end is None:
+            return False
+        return any(not self.source_lines[n - 1].strip() for n in range(previous_end + 1, line) if n - 1 < len(self.source_lines))
+
+    def _leading(self, start_line: int, previous_end: int | None, indent: str, blank: bool) -> None:
+        comments = self._take_before(start_line)
+        first = comments[0].span.line if comments else start_line
+        if self.out and (blank or self._blank_before(first, previous_end)) and self.out[-1] != "":
+            self.out.append("")
+        for comment in comments:
+            self.out.append(indent + comment.text.rstrip())
+
+    def _emit(self, line: str, end_line: int) -> None:
+        trailing = self._take_on(end_line)
+        self.out.append(line + (f"  {trailing.text.rstrip()}" if trailing else ""))
+
+    # -- statements, blocks, entries --------------------------------------------------------
+
+    def statements(self, statements: Sequence[ast.Statement]) -> None:
+        previous: ast.Statement | None = None
+        for statement in statements:
+            blank = previous is not None and (isinstance(statement, ast.Block) or isinstance(previous, ast.Block) or type(previous) is not type(statement))
+            self._leading(statement.span.line, previous.span.end_line if previous else None, "", blank)
+            if isinstance(statement, ast.Header):
+                self._emit(f"skopt {statement.version.text}", statement.span.end_line)
+            elif isinstance(statement, ast.Import):
+                self._emit(f"import {escape(statement.path.value)}", statement.span.end_line)
+            else:
+                self.block(statement, "")
+            previous = statement
+
+    def block(self, block: ast.Block, indent: str) -> None:
+        head = f"{indent}{block.kind.name}" + (f" {block.name.name}" if block.name else "")
+        inline = self._inline(block, head)
+        if inline is not None:
+            self._emit(inline, block.span.end_line)
+            return
+        self._emit(head + " {", block.kind.span.line)
+        self.members(block.body, indent + INDENT, block.kind.span.line)
+        closing = block.span.end_line
+        for comment in self._take_before(closing):
+            self.out.append(indent + INDENT + comment.text.rstrip())
+        self._emit(indent + "}", closing)
+
+    def _inline(self, block: ast.Block, head: str) -> str | None:
+        span = block.span
+        if span.line != span.end_line or any(isinstance(m, ast.Block) for m in block.body):
+            return None
+        if any(span.line <= c.span.line < span.end_line or (c.span.line == span.line and c.span.col < span.end_col) for c in self.comments):
+            return None
+        body = ", ".join(f"{m.key.name} = {value_text(m.value)}" for m in block.body if isinstance(m, ast.Entry))
+        text = f"{head} {{ {body} }}" if body else f"{head} {{}}"
+        return text if len(text) <= WIDTH and "\n" not in text else None
+
+    def members(self, members: Sequence[ast.Entry | ast.Block], indent: str, previous_end: int) -> None:
+        width = 0
+        end: int | None = previous_end
+        for index, member in enumerate(members):
+            if isinstance(member, ast.Entry) and (index == 0 or not self._run_continues(members[index - 1], member)):
+                width = self._run_width(members, index)
+            self._leading(member.span.line, end, indent, blank=False)
+            if isinstance(member, ast.Block):
+                self.block(member, indent)
+            else:
+                self.entry(member, indent, width)
+            end = member.span.end_line
+
+    def _run_continues(self, previous: ast.Entry | ast.Block, member: ast.Entry) -> bool:
+        return isinstance(previous, ast.Entry) and not self._blank_before(member.span.line, previous.span.end_line)
+
+    def _run_width(self, members: Sequence[ast.Entry | ast.Block], start: int) -> int:
+        width = 0
+        for index in range(start, len(members)):
+            member = members[index]
+            if not isinstance(member, ast.Entry) or (index > start and not self._run_continues(members[index - 1], member)):
+                break
+            width = max(width, len(member.key.name))
+        return width
+
+    def entry(self, entry: ast.Entry, indent: str, width: int) -> None:
+        for comment in self._take_before(entry.span.end_line):
+            self.out.append(indent + comment.text.rstrip())  # comments from inside a value
+        head = f"{indent}{entry.key.name.ljust(width)} = "
+        text = value_text(entry.value)
+        if isinstance(entry.value, ast.ListValue) and len(head + text) > WIDTH and entry.value.items:
+            self.out.append(head + "[")
+            for item in entry.value.items:
+                self.out.append(f"{indent}{INDENT}{value_text(item)},")
+            self._emit(f"{indent}]", entry.span.end_line)
+            return
+        self._emit(head + text, entry.span.end_line)

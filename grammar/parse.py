@@ -1,0 +1,403 @@
+"""Text → AST. The one place where Lark is called and where its exceptions become diagnostics.
+
+`parse` never raises on bad input: it returns the tree (or None) and every syntax error found,
+each worded in the recipe's own terms (`expected '=' or '{'`), never a parser token name.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+
+from lark import (
+    Lark,
+    Token,
+    Transformer,
+    UnexpectedCharacters,
+    UnexpectedInput,
+    UnexpectedToken,
+    v_args,
+)
+from lark.exceptions import LarkError, VisitError
+from lark.tree import Meta
+
+from skopt.grammar import ast
+from skopt.grammar.literals import parse_number, parse_quantity, unescape, undent
+from skopt.grammar.source import Diagnostic, Span, error
+
+MAX_NESTING = 48
+MAX_SYNTAX_ERRORS = 20
+
+_comments: ContextVar[list[Token]] = ContextVar("_comments")
+
+
+class TooDeep(LarkError):
+    def __init__(self, token: Token) -> None:
+        super().__init__("nesting too deep")
+        self.token = token
+
+
+class _Brackets:
+    """Post-lexer: newlines inside ( ) and [ ] are layout, not separators; bounds nesting."""
+
+    always_accept = ("_NL",)
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        depth = 0
+        nesting = 0
+        for tok in stream:
+            if tok.type in ("LPAR", "LSQB"):
+                depth += 1
+            elif tok.type in ("RPAR", "RSQB"):
+                depth = max(0, depth - 1)
+            if tok.type in ("LPAR", "LSQB", "LBRACE"):
+                nesting += 1
+                if nesting > MAX_NESTING:
+                    raise TooDeep(tok)
+            elif tok.type in ("RPAR", "RSQB", "RBRACE"):
+                nesting = max(0, nesting - 1)
+            if tok.type == "_NL" and depth:
+                continue
+            yield tok
+
+
+def _keep_comment(tok: Token) -> Token:
+    _comments.get().append(tok)
+    return tok
+
+
+@functools.cache
+def _parser() -> Lark:
+    grammar = (Path(__file__).parent / "skopt.lark").read_text()
+    return Lark(
+        grammar,
+        parser="lalr",
+        start=["start", "setting"],
+        strict=True,
+        propagate_positions=True,
+        maybe_placeholders=True,
+        postlex=_Brackets(),
+        lexer_callbacks={"COMMENT": _keep_comment},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    recipe: ast.Recipe | None
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def parse(text: str, path: str) -> Parsed:
+    """Parse recipe text. On syntax errors, keeps going line by line to report them all."""
+    diagnostics: list[Diagnostic] = []
+    seen_lines: set[int] = set()
+    current = text
+    for _ in range(MAX_SYNTAX_ERRORS):
+        try:
+            recipe, comments = _parse_once(current, path)
+        except _Failure as failure:
+            diag = failure.diagnostic
+            line = diag.span.line
+            if line in seen_lines:
+                break
+            diagnostics.append(diag)
+            seen_lines.add(line)
+            if failure.at_end:
+                break
+            current = _blank_line(current, line)
+            continue
+        if diagnostics:
+            break
+        return Parsed(ast.Recipe(path, recipe.statements, comments), ())
+    return Parsed(None, tuple(diagnostics))
+
+
+def parse_setting(text: str, path: str) -> tuple[ast.Value | None, tuple[Diagnostic, ...]]:
+    """Parse the value of a `--set K=V` flag; spans are relative to `text`."""
+    try:
+        tree = _parser().parse(text, start="setting")
+        value = _ToAst(path).transform(tree)
+    except _Failure as failure:
+        return None, (failure.diagnostic,)
+    except (UnexpectedInput, TooDeep, VisitError) as exc:
+        return None, (_translate(exc, text, path).diagnostic,)
+    assert not isinstance(value, ast.Recipe)
+    return value, ()
+
+
+class _Failure(Exception):
+    def __init__(self, diagnostic: Diagnostic, at_end: bool = False) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+        self.at_end = at_end
+
+
+def _parse_once(text: str, path: str) -> tuple[ast.Recipe, tuple[ast.Comment, ...]]:
+    token = _comments.set([])
+    try:
+        tree = _parser().parse(text, start="start")
+        recipe = _ToAst(path).transform(tree)
+        comments = tuple(ast.Comment(str(t), _token_span(t, path)) for t in _comments.get())
+    except (UnexpectedInput, TooDeep) as exc:
+        raise _translate(exc, text, path) from None
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, _Failure):
+            raise exc.orig_exc from None
+        raise
+    finally:
+        _comments.reset(token)
+    return recipe, comments
+
+
+def _blank_line(text: str, line: int) -> str:
+    """Blank out one line, keeping its braces so that block structure survives."""
+    lines = text.split("\n")
+    if 1 <= line <= len(lines):
+        lines[line - 1] = "".join(c if c in "{}" else " " for c in lines[line - 1])
+    return "\n".join(lines)
+
+
+# -- Lark errors → diagnostics ---------------------------------------------------------------
+
+_WORDS = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "LONG_STRING": "a string",
+    "NUMBER": "a number",
+    "QUANTITY": "a quantity",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "EQUAL": "'='",
+    "COMMA": "','",
+    "_NL": "a new line",
+    "$END": "the end of the file",
+}
+_VALUE_STARTS = {"STRING", "LONG_STRING", "NUMBER", "QUANTITY", "LSQB"}
+
+
+def _expected_words(expected: set[str]) -> str:
+    names = set(expected)
+    words: list[str] = []
+    if len(names & _VALUE_STARTS) >= 3:
+        names -= _VALUE_STARTS | {"NAME"}
+        words.append("a value")
+    words += sorted({_WORDS.get(n, n.lower()) for n in names}, key=_word_order)
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _word_order(word: str) -> tuple[int, str]:
+    return (0 if word.startswith("'") else 1, word)
+
+
+def _translate(exc: LarkError, text: str, path: str) -> _Failure:
+    if isinstance(exc, TooDeep):
+        message = f"blocks, lists and calls nested deeper than {MAX_NESTING} levels"
+        return _Failure(error(message, _token_span(exc.token, path), "too deep"), at_end=True)
+    if isinstance(exc, UnexpectedCharacters):
+        return _Failure(_unexpected_character(exc, text, path))
+    assert isinstance(exc, UnexpectedToken)
+    tok = exc.token
+    expected = _accepted(exc)
+    if tok.type == "$END":
+        return _Failure(_unexpected_end(text, path, expected), at_end=True)
+    found = _WORDS.get(tok.type, repr(str(tok)))
+    if tok.type in ("NAME", "NUMBER", "QUANTITY", "STRING"):
+        found = f"{_WORDS[tok.type]} '{_short(str(tok))}'"
+    help = ""
+    if expected == {"LBRACE"}:
+        # only after `kind name`: the writer most often meant `key = value`
+        expected = {"EQUAL", "LBRACE"}
+        help = "write a setting as 'key = value', a block as 'kind name { ... }'"
+    elif tok.type == "EQUAL" and not _open_brackets(text, tok.start_pos or 0):
+        help = "settings go inside a block, e.g. 'train { epochs = 4 }'"
+    message = f"expected {_expected_words(expected)}, found {found}"
+    return _Failure(error(message, _token_span(tok, path), "unexpected here", help))
+
+
+def _accepted(exc: UnexpectedToken) -> set[str]:
+    """The terminals the parser would really accept here (LALR lookaheads over-approximate)."""
+    try:
+        accepts = set(exc.interactive_parser.accepts())
+    except LarkError:
+        accepts = set()
+    names = accepts or set(exc.expected)
+    return names - {"_NL"} if len(names) > 1 else names
+
+
+def _unexpected_end(text: str, path: str, expected: set[str]) -> Diagnostic:
+    opened = _open_brackets(text, len(text))
+    if opened:
+        tok = opened[-1]
+        closer = {"LBRACE": "}", "LPAR": ")", "LSQB": "]"}[tok.type]
+        return error(
+            f"unexpected end of file: '{tok}' opened at {tok.line}:{tok.column} is never closed",
+            _token_span(tok, path),
+            f"add a matching '{closer}'",
+        )
+    lines = text.rstrip().split("\n")
+    line, col = len(lines), len(lines[-1]) + 1
+    span = Span(path, line, col, line, col + 1)
+    return error(f"unexpected end of file: expected {_expected_words(expected)}", span)
+
+
+def _open_brackets(text: str, upto: int) -> list[Token]:
+    """The brackets still open before position `upto`, outermost first."""
+    stack: list[Token] = []
+    try:
+        for tok in _parser().lex(text[:upto], dont_ignore=False):
+            if tok.type in ("LBRACE", "LPAR", "LSQB"):
+                stack.append(tok)
+            elif tok.type in ("RBRACE", "RPAR", "RSQB") and stack:
+                stack.pop()
+    except LarkError:
+        pass
+    return stack
+
+
+def _unexpected_character(exc: UnexpectedCharacters, text: str, path: str) -> Diagnostic:
+    span = Span(path, exc.line, exc.column, exc.line, exc.column + 1)
+    char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+    if char == '"':
+        return error("unterminated string", span, "this string has no closing quote")
+    if char.isdigit() or char in "$-":
+        word = _word_at(text, exc.pos_in_stream)
+        return error(
+            f"invalid number or quantity '{_short(word)}'",
+            Span(path, exc.line, exc.column, exc.line, exc.column + len(word)),
+            "not a number",
+            help="quantities are written 60%, $0.15, 20k, 2M, 30s, 10min or 2h",
+        )
+    shown = char if char.isprintable() else f"\\u{ord(char):04x}" if char else "end of file"
+    return error(f"unexpected character '{shown}'", span, "not allowed here")
+
+
+def _word_at(text: str, pos: int) -> str:
+    end = pos + 1
+    while end < len(text) and (text[end].isalnum() or text[end] in "_.$%-"):
+        end += 1
+    return text[pos:end]
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _token_span(tok: Token, path: str) -> Span:
+    line = tok.line or 1
+    col = tok.column or 1
+    end_line = tok.end_line or line
+    end_col = tok.end_column or col + 1
+    return Span(path, line, col, end_line, end_col)
+
+
+def _meta_span(meta: Meta, path: str) -> Span:
+    return Span(path, meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+# -- Lark tree → AST -------------------------------------------------------------------------
+
+
+class _ToAst(Transformer[Token, object]):
+    """Builds AST nodes; the directive words `skopt` and `import` are checked here."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def _span(self, tok: Token) -> Span:
+        return _token_span(tok, self.path)
+
+    def _name(self, tok: Token) -> ast.Name:
+        return ast.Name(str(tok), self._span(tok))
+
+    def start(self, children: list[ast.Statement | None]) -> ast.Recipe:
+        return ast.Recipe(self.path, tuple(c for c in children if c is not None))
+
+    def setting(self, children: list[ast.Value]) -> ast.Value:
+        return children[0]
+
+    @v_args(meta=True)
+    def directive(self, meta: Meta, children: list[object]) -> ast.Header | ast.Import:
+        word, arg = children
+        assert isinstance(word, Token)
+        span = _meta_span(meta, self.path)
+        if word == "skopt" and isinstance(arg, ast.Number):
+            return ast.Header(arg, span)
+        if word == "import" and isinstance(arg, ast.Str):
+            return ast.Import(arg, span)
+        arg_span = arg.span  # type: ignore[attr-defined]
+        if word in ("skopt", "import"):
+            wants = "a version number" if word == "skopt" else "a file name in quotes"
+            raise _Failure(error(f"'{word}' takes {wants}", arg_span, "not valid here"))
+        raise _Failure(
+            error(
+                f"expected '=' or '{{' after '{_short(str(word))}'",
+                arg_span,
+                "unexpected here",
+                help="top-level statements are 'skopt 1', 'import \"file\"' and blocks",
+            )
+        )
+
+    @v_args(meta=True)
+    def block(self, meta: Meta, children: list[object]) -> ast.Block:
+        kind, name, *body = children
+        assert isinstance(kind, Token)
+        return ast.Block(
+            self._name(kind),
+            self._name(name) if isinstance(name, Token) else None,
+            tuple(m for m in body if m is not None),  # type: ignore[misc]
+            _meta_span(meta, self.path),
+        )
+
+    @v_args(meta=True)
+    def entry(self, meta: Meta, children: list[object]) -> ast.Entry:
+        key, value = children
+        assert isinstance(key, Token)
+        return ast.Entry(self._name(key), value, _meta_span(meta, self.path))  # type: ignore[arg-type]
+
+    def name(self, children: list[Token]) -> ast.Name:
+        return self._name(children[0])
+
+    @v_args(meta=True)
+    def call(self, meta: Meta, children: list[object]) -> ast.Call:
+        func, *args = children
+        assert isinstance(func, Token)
+        real = tuple(a for a in args if isinstance(a, ast.Arg))
+        return ast.Call(self._name(func), real, _meta_span(meta, self.path))
+
+    @v_args(meta=True)
+    def arg(self, meta: Meta, children: list[ast.Value]) -> ast.Arg:
+        return ast.Arg(None, children[0], _meta_span(meta, self.path))
+
+    @v_args(meta=True)
+    def kwarg(self, meta: Meta, children: list[object]) -> ast.Arg:
+        key, value = children
+        assert isinstance(key, Token)
+        return ast.Arg(self._name(key), value, _meta_span(meta, self.path))  # type: ignore[arg-type]
+
+    @v_args(meta=True)
+    def list(self, meta: Meta, children: list[ast.Value | None]) -> ast.ListValue:
+        items = tuple(c for c in children if c is not None)
+        return ast.ListValue(items, _meta_span(meta, self.path))
+
+    def STRING(self, tok: Token) -> ast.Str:
+        return ast.Str(unescape(str(tok)[1:-1]), str(tok), self._span(tok))
+
+    def LONG_STRING(self, tok: Token) -> ast.Str:
+        return ast.Str(undent(str(tok)[3:-3]), str(tok), self._span(tok))
+
+    def NUMBER(self, tok: Token) -> ast.Number:
+        return ast.Number(parse_number(str(tok)), str(tok), self._span(tok))
+
+    def QUANTITY(self, tok: Token) -> ast.Quantity:
+        value, unit = parse_quantity(str(tok))
+        return ast.Quantity(value, unit, str(tok), self._span(tok))

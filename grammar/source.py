@@ -1,0 +1,146 @@
+"""Source positions and diagnostics: the one error type of skopt, and its one renderer.
+
+Every message skopt shows about a recipe — syntax, checks, `--set` flags, runtime failures
+that trace to a recipe line — is a `Diagnostic` with a `Span`, rendered by `render`.
+Colour is added by the UI layer, never here.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A region of one source: 1-based lines and columns, end exclusive."""
+
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @staticmethod
+    def point(path: str, line: int = 1, col: int = 1) -> Span:
+        return Span(path, line, col, line, col + 1)
+
+    def to(self, other: Span) -> Span:
+        """The span from the start of this one to the end of `other`."""
+        return Span(self.path, self.line, self.col, other.end_line, other.end_col)
+
+    def shifted(self, path: str, line: int, col: int) -> Span:
+        """This span, read as relative to an embedded snippet that starts at (line, col)."""
+        first = col - 1 if self.line == 1 else 0
+        end_first = col - 1 if self.end_line == 1 else 0
+        return Span(
+            path,
+            line + self.line - 1,
+            self.col + first,
+            line + self.end_line - 1,
+            self.end_col + end_first,
+        )
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    severity: Severity
+    message: str
+    span: Span
+    label: str = ""
+    help: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.span.path, self.span.line, self.span.col, self.message)
+
+
+def error(message: str, span: Span, label: str = "", help: str = "") -> Diagnostic:
+    return Diagnostic(Severity.ERROR, message, span, label, help)
+
+
+def warning(message: str, span: Span, label: str = "", help: str = "") -> Diagnostic:
+    return Diagnostic(Severity.WARNING, message, span, label, help)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`did you mean 'x'?` for the closest choice, or '' when none is close."""
+    close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else ""
+
+
+def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
+    return any(d.is_error for d in diagnostics)
+
+
+MAX_SHOWN_LINE = 200
+
+
+def render(diagnostic: Diagnostic, sources: Mapping[str, str]) -> str:
+    """Render one diagnostic in the SPEC §3 format, quoting the source line with carets."""
+    span = diagnostic.span
+    head = f"{diagnostic.severity.value}: {diagnostic.message}"
+    lines = [head, f"  --> {span.path}:{span.line}:{span.col}"]
+    text = sources.get(span.path)
+    source_lines = text.splitlines() if text is not None else []
+    if 1 <= span.line <= len(source_lines):
+        number = str(span.line)
+        gutter = " " * len(number)
+        shown, col = _window(source_lines[span.line - 1], span.col)
+        width = span.end_col - span.col if span.end_line == span.line else len(shown) - col + 1
+        carets = "^" * max(1, min(width, len(shown) - col + 2))
+        label = f" {diagnostic.label}" if diagnostic.label else ""
+        lines += [
+            f"{gutter} |",
+            f"{number} | {shown}",
+            f"{gutter} | {' ' * (col - 1)}{carets}{label}",
+        ]
+    elif diagnostic.label:
+        lines.append(f"   = note: {diagnostic.label}")
+    if diagnostic.help:
+        lines.append(f"   = help: {diagnostic.help}")
+    return "\n".join(lines)
+
+
+def _window(line: str, col: int) -> tuple[str, int]:
+    """Cut very long lines around `col`; returns the shown text and the column within it."""
+    line = line.replace("\t", " ")
+    if len(line) <= MAX_SHOWN_LINE:
+        return line, col
+    start = max(0, col - 1 - MAX_SHOWN_LINE // 2)
+    piece = line[start : start + MAX_SHOWN_LINE]
+    prefix = "..." if start else ""
+    return prefix + piece, col - start + len(prefix)
+
+
+def render_all(diagnostics: Iterable[Diagnostic], sources: Mapping[str, str]) -> str:
+    ordered = sorted(diagnostics, key=Diagnostic.sort_key)
+    return "\n\n".join(render(d, sources) for d in ordered)
+
+
+def read_source(path: Path) -> tuple[str | None, Diagnostic | None]:
+    """A recipe file's text; invalid UTF-8 is a diagnostic at the first bad byte."""
+    shown = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, error(f"cannot read {shown}: {exc.strerror or exc}", Span.point(shown))
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        span = Span(shown, line, col, line, col + 1)
+        return None, error("the file is not valid UTF-8", span, f"byte 0x{data[exc.start]:02x}")
