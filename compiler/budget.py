@@ -40,7 +40,9 @@ def worst(phase: Phase, models: dict[str, ModelSettings]) -> Worst:
         price = models[rc.model].price
         usd = 0.0
         if price is not None:
-            usd = (rc.input_tokens.max * price.input_usd + rc.output_tokens.max * price.output_usd) / price.per
+            usd = (
+                rc.input_tokens.max * price.input_usd + rc.output_tokens.max * price.output_usd
+            ) / price.per
         total += Worst(rc.calls.max, rc.input_tokens.max + rc.output_tokens.max, usd)
     return total
 
@@ -56,7 +58,9 @@ def verdict(job: Job, budget: Budget, models: dict[str, ModelSettings]) -> Verdi
     if budget.usd is not None and not usd_known:
         unknown = sorted(m for m in used if models[m].price is None)
         unchecked.append(f"usd: no price known for {', '.join(unknown)}")
-    upfront = sum((worst(p, models) for p in job.phases if p.phase in ("baseline", "final_test")), Worst())
+    upfront = sum(
+        (worst(p, models) for p in job.phases if p.phase in ("baseline", "final_test")), Worst()
+    )
     per_step = _steps(job.phases, models)
     total = job.schedule.total_steps
     spent = upfront
@@ -69,7 +73,13 @@ def verdict(job: Job, budget: Budget, models: dict[str, ModelSettings]) -> Verdi
                 break
             spent += cost
             covered += 1
-    return Verdict(fits=covered == total and not binding, covered_steps=covered, total_steps=total, limits=binding, unchecked=unchecked)
+    return Verdict(
+        fits=covered == total and not binding,
+        covered_steps=covered,
+        total_steps=total,
+        limits=binding,
+        unchecked=unchecked,
+    )
 
 
 def _steps(phases: Sequence[Phase], models: dict[str, ModelSettings]) -> list[Worst]:
@@ -94,7 +104,7 @@ def diagnostics(job: Job, where: Span) -> list[Diagnostic]:
                 f"{prefix}the budget cannot pay for the first step's worst case ({limits})",
                 where,
                 "too small to start",
-                help="raise the budget, or make steps cheaper (batch_size, max_tokens, gate samples)",
+                help="raise the budget, or make steps cheaper (batch_size, max_tokens, gate)",
             )
         ]
     return [

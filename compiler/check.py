@@ -7,7 +7,7 @@ and `budget`; every check reports through one list of diagnostics and keeps goin
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from skopt.compiler.schema import (
@@ -24,7 +24,6 @@ from skopt.compiler.scope import two_jobs
 from skopt.compiler.types import INVALID, Checked, Func, ListOf
 from skopt.grammar import ast
 from skopt.grammar.source import Diagnostic, Span, did_you_mean, error, warning
-
 
 Reporter = Callable[[Diagnostic], None]
 
@@ -51,6 +50,39 @@ class Resolved:
 
     def get(self, key: str) -> Checked:
         return self.values.get(key)
+
+    # typed reads of values that checking has already validated
+
+    def integer(self, key: str) -> int:
+        value = self.values[key]
+        assert isinstance(value, int), (key, value)
+        return value
+
+    def number(self, key: str) -> float:
+        value = self.values[key]
+        assert isinstance(value, int | float), (key, value)
+        return float(value)
+
+    def flag(self, key: str) -> bool:
+        return self.values[key] is True
+
+    def word(self, key: str) -> str:
+        value = self.values[key]
+        assert isinstance(value, Func), (key, value)
+        return value.name
+
+    def text(self, key: str) -> str | None:
+        value = self.values.get(key)
+        return value if isinstance(value, str) else None
+
+    def optional(self, key: str) -> float | None:
+        value = self.values.get(key)
+        return None if value is None or isinstance(value, bool) else self.number(key)
+
+    def with_values(self, overrides: Mapping[str, Checked]) -> Resolved:
+        return Resolved(
+            self.spec, self.block, {**self.values, **overrides}, self.spans, self.children
+        )
 
 
 @dataclass
@@ -99,7 +131,11 @@ def check(blocks: list[ast.Block]) -> CheckedRecipe:
 
 def _check_name(block: ast.Block, spec: BlockSpec, report: Reporter) -> bool:
     if spec.named and block.name is None:
-        report(error(f"a {spec.kind} block needs a name", block.kind.span, f"write '{spec.kind} NAME {{'"))
+        report(
+            error(
+                f"a {spec.kind} block needs a name", block.kind.span, f"write '{spec.kind} NAME {{'"
+            )
+        )
         return False
     if not spec.named and block.name is not None:
         report(error(f"a {spec.kind} block takes no name", block.name.span, "remove this name"))
@@ -123,7 +159,14 @@ def check_block(block: ast.Block, spec: BlockSpec, report: Reporter) -> Resolved
             continue
         if keyspec.default is REQUIRED:
             where = block.name or block.kind
-            report(error(f"{block.label} needs '{key}'", where.span, f"'{key}' is not set", _example(key, keyspec)))
+            report(
+                error(
+                    f"{block.label} needs '{key}'",
+                    where.span,
+                    f"'{key}' is not set",
+                    _example(key, keyspec),
+                )
+            )
             resolved.values[key] = INVALID
         else:
             resolved.values[key] = default_of(keyspec)
@@ -152,7 +195,9 @@ def _check_child(block: ast.Block, spec: BlockSpec, resolved: Resolved, report: 
     child = spec.children.get(kind)
     if child is None:
         if kind in spec.keys:
-            report(error(f"'{kind}' is a setting, not a block", block.kind.span, f"write {kind} = ..."))
+            report(
+                error(f"'{kind}' is a setting, not a block", block.kind.span, f"write {kind} = ...")
+            )
         else:
             _unknown_key(block.kind, spec, report, noun="block")
         return
@@ -168,19 +213,36 @@ def _check_child(block: ast.Block, spec: BlockSpec, resolved: Resolved, report: 
 def _unknown_key(name: ast.Name, spec: BlockSpec, report: Reporter, noun: str = "key") -> None:
     choices = [*spec.keys, *spec.children]
     help = did_you_mean(name.name, choices) or f"{spec.kind} takes: {', '.join(choices)}"
-    report(error(f"unknown {noun} '{name.name}' in {spec.kind}", name.span, f"not a {spec.kind} {noun}", help))
+    report(
+        error(
+            f"unknown {noun} '{name.name}' in {spec.kind}",
+            name.span,
+            f"not a {spec.kind} {noun}",
+            help,
+        )
+    )
 
 
 def _check_sweep(block: ast.Block, report: Reporter) -> dict[str, tuple[list[Checked], Span]]:
     axes: dict[str, tuple[list[Checked], Span]] = {}
     for member in block.body:
         if isinstance(member, ast.Block):
-            report(error("a sweep takes lists of train settings, not blocks", member.kind.span, "not allowed here"))
+            report(
+                error(
+                    "a sweep takes lists of train settings, not blocks",
+                    member.kind.span,
+                    "not allowed here",
+                )
+            )
             continue
         key = member.key.name
         if key not in SWEEPABLE:
             help = did_you_mean(key, SWEEPABLE) or f"sweepable keys: {', '.join(SWEEPABLE)}"
-            report(error(f"'{key}' cannot be swept", member.key.span, "not a sweepable train key", help))
+            report(
+                error(
+                    f"'{key}' cannot be swept", member.key.span, "not a sweepable train key", help
+                )
+            )
             continue
         values = ListOf(TRAIN.keys[key].type).check(member.value, report)
         if isinstance(values, list):
@@ -206,12 +268,34 @@ def _check_models(out: CheckedRecipe, report: Reporter) -> None:
             continue
         for key, providers in _PROVIDER_KEYS.items():
             if model.written(key) and provider not in providers:
-                report(error(f"'{key}' does not apply to provider {provider}", model.span_of(key), f"only for {' and '.join(providers)}"))
-        needs_name = provider in ("openai", "anthropic") or (provider == "local" and not model.written("gguf"))
+                report(
+                    error(
+                        f"'{key}' does not apply to provider {provider}",
+                        model.span_of(key),
+                        f"only for {' and '.join(providers)}",
+                    )
+                )
+        needs_name = provider in ("openai", "anthropic") or (
+            provider == "local" and not model.written("gguf")
+        )
         if needs_name and not model.written("name"):
-            report(error(f"model '{model.name}' needs 'name'", model.block.name.span if model.block.name else model.block.span, f"which {provider} model to call", 'e.g. name = "gpt-4o-mini"' if provider == "openai" else ""))
+            report(
+                error(
+                    f"model '{model.name}' needs 'name'",
+                    model.block.name.span if model.block.name else model.block.span,
+                    f"which {provider} model to call",
+                    'e.g. name = "gpt-4o-mini"' if provider == "openai" else "",
+                )
+            )
         if provider == "replay" and not model.written("from"):
-            report(error(f"model '{model.name}' needs 'from'", model.block.kind.span, "the run folder to replay", 'e.g. from = "runs/quickstart/20261130-101500"'))
+            report(
+                error(
+                    f"model '{model.name}' needs 'from'",
+                    model.block.kind.span,
+                    "the run folder to replay",
+                    'e.g. from = "runs/quickstart/20261130-101500"',
+                )
+            )
 
 
 def api_key_env(model: Resolved) -> str | None:
@@ -227,11 +311,32 @@ def _check_envs(out: CheckedRecipe, report: Reporter) -> None:
         synthetic = isinstance(kind, Func) and kind.name == "synthetic"
         has_files = "files" in env.children
         if synthetic and (env.written("data") or has_files):
-            report(error("a synthetic env makes its own items", env.span_of("data") if env.written("data") else env.children["files"].block.kind.span, "remove this"))
+            report(
+                error(
+                    "a synthetic env makes its own items",
+                    env.span_of("data")
+                    if env.written("data")
+                    else env.children["files"].block.kind.span,
+                    "remove this",
+                )
+            )
         elif not synthetic and kind is not INVALID and not env.written("data") and not has_files:
-            report(error(f"env '{env.name}' needs 'data' or 'files'", env.block.name.span if env.block.name else env.block.span, "where the items are", 'e.g. data = "data/items.jsonl"'))
+            report(
+                error(
+                    f"env '{env.name}' needs 'data' or 'files'",
+                    env.block.name.span if env.block.name else env.block.span,
+                    "where the items are",
+                    'e.g. data = "data/items.jsonl"',
+                )
+            )
         if env.written("data") and has_files:
-            report(error("give either 'data' or 'files', not both", env.children["files"].block.kind.span, "'data' is already set"))
+            report(
+                error(
+                    "give either 'data' or 'files', not both",
+                    env.children["files"].block.kind.span,
+                    "'data' is already set",
+                )
+            )
         _check_split(env, report)
 
 
@@ -260,11 +365,19 @@ def _check_job(out: CheckedRecipe, job: Resolved, report: Reporter) -> None:
         _check_train(out, job, report)
 
 
-def _check_ref(job: Resolved, key: str, declared: dict[str, Resolved], noun: str, report: Reporter) -> None:
+def _check_ref(
+    job: Resolved, key: str, declared: dict[str, Resolved], noun: str, report: Reporter
+) -> None:
     name = job.get(key)
     if isinstance(name, str) and name not in declared:
-        help = did_you_mean(name, declared) or (f"declared {noun}s: {', '.join(declared)}" if declared else f"declare one: {noun} {name} {{ ... }}")
-        report(error(f"unknown {noun} '{name}'", job.span_of(key), "not declared in this recipe", help))
+        help = did_you_mean(name, declared) or (
+            f"declared {noun}s: {', '.join(declared)}"
+            if declared
+            else f"declare one: {noun} {name} {{ ... }}"
+        )
+        report(
+            error(f"unknown {noun} '{name}'", job.span_of(key), "not declared in this recipe", help)
+        )
         job.values[key] = INVALID
 
 
@@ -287,7 +400,14 @@ def _check_schedule(job: Resolved, report: Reporter) -> None:
     if isinstance(lr, Func) and lr.name in ("linear", "cosine"):
         high, low = lr.args.get("max"), lr.args.get("min")
         if isinstance(high, int) and isinstance(low, int) and low > high:
-            report(error(f"min > max in {lr.name}({high}, {low})", job.span_of("lr"), "min must not exceed max", f"swap them: {lr.name}(max = {low}, min = {high})"))
+            report(
+                error(
+                    f"min > max in {lr.name}({high}, {low})",
+                    job.span_of("lr"),
+                    "min must not exceed max",
+                    f"swap them: {lr.name}(max = {low}, min = {high})",
+                )
+            )
 
 
 def _check_not_test(block: Resolved | None, report: Reporter) -> None:
@@ -312,6 +432,17 @@ def api_key_warnings(out: CheckedRecipe, used: list[str]) -> list[Diagnostic]:
         model = out.models.get(name)
         variable = api_key_env(model) if model else None
         if model and variable and not os.environ.get(variable):
-            where = model.span_of("api_key_env") if model.written("api_key_env") else model.span_of("provider")
-            found.append(warning(f"{variable} is not set", where, f"model '{name}' reads its API key from it", f"export {variable}=... before 'skopt run'"))
+            where = (
+                model.span_of("api_key_env")
+                if model.written("api_key_env")
+                else model.span_of("provider")
+            )
+            found.append(
+                warning(
+                    f"{variable} is not set",
+                    where,
+                    f"model '{name}' reads its API key from it",
+                    f"export {variable}=... before 'skopt run'",
+                )
+            )
     return found

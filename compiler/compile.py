@@ -15,7 +15,14 @@ from skopt.compiler import budget as budgets
 from skopt.compiler.check import CheckedRecipe, Resolved, api_key_warnings, check
 from skopt.compiler.dataset import DataError
 from skopt.compiler.lock import changes, hashes, version
-from skopt.compiler.lower import JobInputs, Splits, build_job, cell_name, data_problem, load_splits, sweep_cells
+from skopt.compiler.lower import (
+    JobInputs,
+    build_job,
+    cell_name,
+    data_problem,
+    load_splits,
+    sweep_cells,
+)
 from skopt.compiler.overrides import COMMAND_LINE, apply_sets, command_line_source
 from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan
 from skopt.compiler.scope import load
@@ -70,7 +77,7 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
         skopt_version=version(),
         recipe=path,
         sets=list(sets),
-        job_kind=kind,  # type: ignore[arg-type]
+        job_kind=kind,
         models=list(models.values()),
         envs=list(envs.values()),
         budget=budget,
@@ -90,7 +97,9 @@ def _budget(checked: CheckedRecipe) -> tuple[Budget, Resolved | None]:
     return Budget(**merged), inner or outer
 
 
-def _price_warnings(checked: CheckedRecipe, models: dict[str, ModelSettings], used: list[str]) -> list[Diagnostic]:
+def _price_warnings(
+    checked: CheckedRecipe, models: dict[str, ModelSettings], used: list[str]
+) -> list[Diagnostic]:
     found = []
     for name in dict.fromkeys(used):
         settings = models.get(name)
@@ -131,7 +140,9 @@ def _train_jobs(
     jobs = []
     for overrides in sweep_cells(checked.sweep):
         train = train_settings(job, overrides)
-        inputs = JobInputs(train, splits, models[train.target], models[train.optimizer], env, skill_text)
+        inputs = JobInputs(
+            train, splits, models[train.target], models[train.optimizer], env, skill_text
+        )
         built = build_job(cell_name(overrides), overrides, inputs, diagnostics, job)
         built = built.model_copy(update={"verdict": budgets.verdict(built, budget, models)})
         where = _budget_span(budget_block, built)

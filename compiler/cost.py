@@ -66,7 +66,13 @@ class TokenModel:
         """Input tokens of one rollout of `item` with the initial skill."""
         cached = self._item_tokens.get(item.id)
         if cached is None:
-            user = render("rollout_user.j2", self.prompts, input=item.input, context=item.context, answer_format=self.answer_format)
+            user = render(
+                "rollout_user.j2",
+                self.prompts,
+                input=item.input,
+                context=item.context,
+                answer_format=self.answer_format,
+            )
             cached = chat_tokens(self.target_counter, self.skill, user)
             self._item_tokens[item.id] = cached
         return cached
@@ -85,13 +91,17 @@ class TokenModel:
             role="target",
             model=self.target.name,
             calls=count(calls.min, calls.expected, calls.max),
-            input_tokens=count(per_call * calls.min, per_call * calls.expected, per_call * calls.max),
+            input_tokens=count(
+                per_call * calls.min, per_call * calls.expected, per_call * calls.max
+            ),
             output_tokens=count(calls.min, calls.expected * min(answer, cap), calls.max * cap),
             input_exact=self.target_counter.exact,
         )
 
-    def optimizer_calls(self, phase: PhaseName, calls: Span3, evidence: tuple[float, float]) -> RoleCalls:
-        """Optimizer calls whose prompt holds instructions, the skill and `evidence` tokens (expected, max)."""
+    def optimizer_calls(
+        self, phase: PhaseName, calls: Span3, evidence: tuple[float, float]
+    ) -> RoleCalls:
+        """Optimizer calls: instructions + skill + `evidence` tokens (expected, max) a call."""
         cap = self.optimizer.max_tokens
         base = OPTIMIZER_INSTRUCTIONS + self.skill_tokens + 2 * PER_MESSAGE + PER_REPLY
         expected_in, max_in = base + evidence[0], base + evidence[1]
@@ -100,7 +110,9 @@ class TokenModel:
             model=self.optimizer.name,
             calls=count(calls.min, calls.expected, calls.max),
             input_tokens=count(calls.min * base, calls.expected * expected_in, calls.max * max_in),
-            output_tokens=count(calls.min, calls.expected * self.expected_output(phase), calls.max * cap),
+            output_tokens=count(
+                calls.min, calls.expected * self.expected_output(phase), calls.max * cap
+            ),
             input_exact=False,
         )
 
@@ -132,7 +144,9 @@ def phase_totals(phases: Sequence[tuple[PhaseName, RoleCalls]]) -> list[PhaseTot
     return list(totals.values())
 
 
-def model_costs(calls: Sequence[RoleCalls], models: dict[str, ModelSettings], counters: dict[str, Counter]) -> list[ModelCost]:
+def model_costs(
+    calls: Sequence[RoleCalls], models: dict[str, ModelSettings], counters: dict[str, Counter]
+) -> list[ModelCost]:
     out = []
     for name in dict.fromkeys(rc.model for rc in calls):
         mine = [rc for rc in calls if rc.model == name]

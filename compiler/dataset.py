@@ -64,7 +64,7 @@ def _read_records(path: Path) -> list[tuple[int, Mapping[str, object]]]:
 
 
 def _jsonl(text: str, path: Path) -> list[tuple[int, Mapping[str, object]]]:
-    out = []
+    out: list[tuple[int, Mapping[str, object]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -88,14 +88,24 @@ def _json_array(text: str, path: Path) -> list[tuple[int, Mapping[str, object]]]
     return [(n + 1, r) for n, r in enumerate(data)]
 
 
-def _item(record: Mapping[str, object], number: int, fields: Fields, path: Path, need_answer: bool) -> Item:
-    where = f"{path.name}:{number}" if path.suffix.lower() != ".json" else f"{path.name} item {number}"
+def _item(
+    record: Mapping[str, object], number: int, fields: Fields, path: Path, need_answer: bool
+) -> Item:
+    where = (
+        f"{path.name}:{number}" if path.suffix.lower() != ".json" else f"{path.name} item {number}"
+    )
     if fields.input not in record:
         raise DataError(f"{where}: no field '{fields.input}' (set the field with input = \"...\")")
     answer = record.get(fields.answer)
     if need_answer and answer is None:
-        raise DataError(f"{where}: no field '{fields.answer}' (set the field with answer = \"...\")")
-    answers = tuple(str(a) for a in answer) if isinstance(answer, list) else (() if answer is None else (str(answer),))
+        raise DataError(
+            f"{where}: no field '{fields.answer}' (set the field with answer = \"...\")"
+        )
+    answers = (
+        tuple(str(a) for a in answer)
+        if isinstance(answer, list)
+        else (() if answer is None else (str(answer),))
+    )
     context = record.get(fields.context) if fields.context else None
     ident = record.get(fields.id or "id")
     return Item(
@@ -112,13 +122,17 @@ def _with_unique_ids(items: list[Item], path: Path, explicit: bool) -> list[Item
         seen: dict[str, object] = {}
         for item in items:
             if item.id in seen:
-                raise DataError(f"{item.meta['source']}: duplicate id '{item.id}' (first at {seen[item.id]})")
+                raise DataError(
+                    f"{item.meta['source']}: duplicate id '{item.id}' (first at {seen[item.id]})"
+                )
             seen[item.id] = item.meta["source"]
         return items
     counts: dict[str, int] = {}
     out = []
     for item in items:
-        digest = hashlib.sha256(json.dumps([item.input, item.answers, item.context]).encode()).hexdigest()[:12]
+        digest = hashlib.sha256(
+            json.dumps([item.input, item.answers, item.context]).encode()
+        ).hexdigest()[:12]
         counts[digest] = counts.get(digest, 0) + 1
         ident = digest if counts[digest] == 1 else f"{digest}-{counts[digest]}"
         out.append(Item(ident, item.input, item.answers, item.context, item.meta))
@@ -132,7 +146,7 @@ def rank(seed: int, ident: str) -> str:
 def split_items(
     items: Sequence[Item], parts: Mapping[str, float], seed: int
 ) -> dict[str, list[Item]]:
-    """Assign items to splits by the rank of hash(seed, id); sizes round half up, test takes the rest."""
+    """Split by the rank of hash(seed, id); sizes round half up, test takes the rest."""
     ordered = sorted(items, key=lambda i: rank(seed, i.id))
     n = len(ordered)
     n_train = _round_half_up(n * parts["train"])

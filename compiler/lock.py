@@ -63,12 +63,24 @@ def hashes(
     skills = sorted({j.train.skill or "" for j in jobs})
     prompt_dirs = sorted({j.train.prompts or "" for j in jobs})
     return Hashes(
-        recipe=_sha([*(f"{p}\0{t}".encode() for p, t in sorted(sources.items())), *(s.encode() for s in sets)]),
+        recipe=_sha(
+            [
+                *(f"{p}\0{t}".encode() for p, t in sorted(sources.items())),
+                *(s.encode() for s in sets),
+            ]
+        ),
         data=_sha(_env_data(e) for e in used_envs_settings),
         split=_sha(j.assignment_hash.encode() for j in jobs),
         skill=_sha(_file(s) if s else b"<empty>" for s in skills),
-        prompts=_sha([*(templates_hash(d or None).encode() for d in prompt_dirs), *(_file(e.prompt) for e in used_envs_settings)]),
-        prices=_sha(json.dumps([m.name, m.price.model_dump() if m.price else None]).encode() for m in models),
+        prompts=_sha(
+            [
+                *(templates_hash(d or None).encode() for d in prompt_dirs),
+                *(_file(e.prompt) for e in used_envs_settings),
+            ]
+        ),
+        prices=_sha(
+            json.dumps([m.name, m.price.model_dump() if m.price else None]).encode() for m in models
+        ),
         models=_sha(json.dumps([m.name, m.provider, m.model, m.gguf]).encode() for m in models),
         skopt=hashlib.sha256(version().encode()).hexdigest(),
     )

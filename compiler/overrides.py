@@ -22,14 +22,23 @@ def command_line_source(sets: Sequence[str]) -> str:
     return "\n".join(PREFIX + flag for flag in sets)
 
 
-def apply_sets(blocks: list[ast.Block], sets: Sequence[str]) -> tuple[list[ast.Block], list[Diagnostic]]:
+def apply_sets(
+    blocks: list[ast.Block], sets: Sequence[str]
+) -> tuple[list[ast.Block], list[Diagnostic]]:
     diagnostics: list[Diagnostic] = []
     for index, flag in enumerate(sets):
         line = index + 1
         key, eq, text = flag.partition("=")
         col = len(PREFIX) + 1
         if not eq or not key.strip():
-            diagnostics.append(error("expected --set KEY=VALUE", Span(COMMAND_LINE, line, col, line, col + len(flag)), "no '=' here", help="e.g. --set target.temperature=0.2"))
+            diagnostics.append(
+                error(
+                    "expected --set KEY=VALUE",
+                    Span(COMMAND_LINE, line, col, line, col + len(flag)),
+                    "no '=' here",
+                    help="e.g. --set target.temperature=0.2",
+                )
+            )
             continue
         offset = len(PREFIX) + len(key) + 1
         value, problems = parse_setting("\n" * index + " " * offset + text, COMMAND_LINE)
@@ -49,10 +58,19 @@ def _path(key: str, line: int, col: int) -> list[ast.Name]:
     return names
 
 
-def _set(blocks: list[ast.Block], path: list[ast.Name], value: ast.Value, diagnostics: list[Diagnostic]) -> list[ast.Block]:
+def _set(
+    blocks: list[ast.Block], path: list[ast.Name], value: ast.Value, diagnostics: list[Diagnostic]
+) -> list[ast.Block]:
     head, rest = path[0], path[1:]
     if not rest:
-        diagnostics.append(error("--set needs BLOCK.KEY", head.span, "which block?", help=f"e.g. --set train.{head.name}=..."))
+        diagnostics.append(
+            error(
+                "--set needs BLOCK.KEY",
+                head.span,
+                "which block?",
+                help=f"e.g. --set train.{head.name}=...",
+            )
+        )
         return blocks
     index = _find_block(blocks, head)
     if index is None:
@@ -62,7 +80,11 @@ def _set(blocks: list[ast.Block], path: list[ast.Name], value: ast.Value, diagno
         else:
             names = [b.name.name if b.name else b.kind.name for b in blocks]
             help = did_you_mean(head.name, names) or f"blocks here: {', '.join(names)}"
-            diagnostics.append(error(f"no block '{head.name}' to set", head.span, "not declared in this recipe", help))
+            diagnostics.append(
+                error(
+                    f"no block '{head.name}' to set", head.span, "not declared in this recipe", help
+                )
+            )
             return blocks
     updated = _set_in(blocks[index], rest, value)
     return [*blocks[:index], updated, *blocks[index + 1 :]]
@@ -70,7 +92,9 @@ def _set(blocks: list[ast.Block], path: list[ast.Name], value: ast.Value, diagno
 
 def _find_block(blocks: list[ast.Block], head: ast.Name) -> int | None:
     for index, block in enumerate(blocks):
-        if (block.name and block.name.name == head.name) or (block.name is None and block.kind.name == head.name):
+        if (block.name and block.name.name == head.name) or (
+            block.name is None and block.kind.name == head.name
+        ):
             return index
     return None
 

@@ -78,7 +78,9 @@ def step_calls(shape: StepShape, outcome: Outcome) -> dict[tuple[PhaseName, Role
     return {
         ("rollout", "target"): shape.trajectories,
         ("reflect", "optimizer"): fail_calls + success_calls,
-        ("aggregate", "optimizer"): aggregate_calls(fail_patches, success_patches, shape.merge_batch),
+        ("aggregate", "optimizer"): aggregate_calls(
+            fail_patches, success_patches, shape.merge_batch
+        ),
         ("select", "optimizer"): select,
         ("update", "optimizer"): update,
         ("gate", "target"): gate,
@@ -95,7 +97,12 @@ def outcomes(shape: StepShape) -> Iterator[Outcome]:
 
 def typical(shape: StepShape) -> Outcome:
     """The outcome behind 'expected': half the trajectories fail, and every call is useful."""
-    return Outcome(failures=math.floor(shape.trajectories / 2 + 0.5), usable=True, over_lr=True, new_candidate=True)
+    return Outcome(
+        failures=math.floor(shape.trajectories / 2 + 0.5),
+        usable=True,
+        over_lr=True,
+        new_candidate=True,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +133,7 @@ def baseline_calls(gate_calls: int) -> Span3:
 
 
 def slow_update_calls(samples: int, gate_calls: int, gated: bool) -> dict[Role, Span3]:
-    """Both epochs' skills on the same train samples (cached scores cost nothing), one writing call."""
+    """Both epochs' skills on the same samples (cached scores are free), then one call."""
     target_max = 2 * samples + (gate_calls if gated else 0)
     return {"target": Span3(0, target_max, target_max), "optimizer": Span3(1, 1, 1)}
 

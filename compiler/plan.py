@@ -15,12 +15,28 @@ SCHEMA_VERSION = 1
 
 Role = Literal["target", "optimizer"]
 PhaseName = Literal[
-    "baseline", "rollout", "reflect", "aggregate", "select", "update", "gate",
-    "slow_update", "meta_skill", "final_test",
+    "baseline",
+    "rollout",
+    "reflect",
+    "aggregate",
+    "select",
+    "update",
+    "gate",
+    "slow_update",
+    "meta_skill",
+    "final_test",
 ]
 PHASE_ORDER: tuple[PhaseName, ...] = (
-    "baseline", "rollout", "reflect", "aggregate", "select", "update", "gate",
-    "slow_update", "meta_skill", "final_test",
+    "baseline",
+    "rollout",
+    "reflect",
+    "aggregate",
+    "select",
+    "update",
+    "gate",
+    "slow_update",
+    "meta_skill",
+    "final_test",
 )
 
 
@@ -216,7 +232,16 @@ class FinalTest(_Phase):
 
 
 Phase = Annotated[
-    Baseline | Rollout | Reflect | Aggregate | Select | Update | Gate | SlowUpdate | MetaSkill | FinalTest,
+    Baseline
+    | Rollout
+    | Reflect
+    | Aggregate
+    | Select
+    | Update
+    | Gate
+    | SlowUpdate
+    | MetaSkill
+    | FinalTest,
     Field(discriminator="phase"),
 ]
 

@@ -39,9 +39,13 @@ def lookup(provider: str, model: str | None) -> Price | None:
         return None
     prices = table()
     name = model.split("/")[-1].lower()
-    matches = [k for k in prices.models if name.startswith(k) and _SNAPSHOT.fullmatch(name[len(k) :])]
+    matches = [
+        k for k in prices.models if name.startswith(k) and _SNAPSHOT.fullmatch(name[len(k) :])
+    ]
     if not matches:
         return None
     key = max(matches, key=len)
     usd_in, usd_out = prices.models[key]
-    return Price(input_usd=usd_in, output_usd=usd_out, per=prices.per, source=f"table {prices.as_of}")
+    return Price(
+        input_usd=usd_in, output_usd=usd_out, per=prices.per, source=f"table {prices.as_of}"
+    )

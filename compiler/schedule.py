@@ -1,7 +1,9 @@
 """Learning-rate schedules (SPEC §4): how many edits step t of T may apply.
 
 p = (t-1)/(T-1) (p = 0 when T = 1), rounded half up:
-constant(n) = n; linear(max, min) = max - (max-min)·p; cosine(max, min) = min + (max-min)·(1+cos πp)/2.
+  constant(n)      = n
+  linear(max, min) = max - (max-min)·p
+  cosine(max, min) = min + (max-min)·(1+cos πp)/2
 `autonomous` has no fixed value: the optimizer chooses each step (None here).
 """
 
@@ -25,7 +27,9 @@ def learning_rate(kind: str, args: dict[str, int], t: int, total: int) -> int | 
     if kind == "linear":
         return round_half_up(args["max"] - (args["max"] - args["min"]) * p)
     if kind == "cosine":
-        return round_half_up(args["min"] + (args["max"] - args["min"]) * (1 + math.cos(math.pi * p)) / 2)
+        return round_half_up(
+            args["min"] + (args["max"] - args["min"]) * (1 + math.cos(math.pi * p)) / 2
+        )
     if kind == "autonomous":
         return None
     raise ValueError(f"unknown schedule {kind}")

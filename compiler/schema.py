@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from skopt.compiler.types import (
     Bool,
+    Checked,
     Choice,
     Float,
     Func,
@@ -20,7 +21,6 @@ from skopt.compiler.types import (
     Param,
     PathTo,
     Ref,
-    Scalar,
     Str,
     Type,
     Unit,
@@ -83,7 +83,9 @@ ENV_KIND = Choice(
 )
 SPLIT_NAME = Choice(words=SPLITS, what="split")
 SAMPLES = OneOf((Choice(words=("all",), what="sample count"), Int(min=1)))
-SOURCE = Choice(words=("claude", "codex"), calls={"generic": {"path": Param(Str())}}, what="session source")
+SOURCE = Choice(
+    words=("claude", "codex"), calls={"generic": {"path": Param(Str())}}, what="session source"
+)
 
 PERCENT = Unit("percent", 0, 1)
 MONEY = Unit("money")
@@ -109,7 +111,9 @@ MODEL = BlockSpec(
         "temperature": Key(Float(min=0, max=2), 0),
         "max_tokens": Key(Int(min=1), 4096),
         "top_p": Key(Float(min=0, max=1)),
-        "reasoning_effort": Key(Choice(words=("none", "minimal", "low", "medium", "high"), what="reasoning effort")),
+        "reasoning_effort": Key(
+            Choice(words=("none", "minimal", "low", "medium", "high"), what="reasoning effort")
+        ),
         "concurrency": Key(Int(min=1, max=10_000), 8),
         "rpm": Key(Int(min=1)),
         "tpm": Key(Int(min=1)),
@@ -121,7 +125,11 @@ MODEL = BlockSpec(
     children={
         "price": BlockSpec(
             "price",
-            {"input": Key(MONEY, REQUIRED), "output": Key(MONEY, REQUIRED), "per": Key(Int(min=1), 1_000_000)},
+            {
+                "input": Key(MONEY, REQUIRED),
+                "output": Key(MONEY, REQUIRED),
+                "per": Key(Int(min=1), 1_000_000),
+            },
         )
     },
     named=True,
@@ -139,7 +147,9 @@ ENV = BlockSpec(
         "id": Key(Str()),
         "metric": Key(METRIC),
         "prompt": Key(PathTo("file")),
-        "answer_format": Key(Choice(words=("tag", "last_line", "raw"), what="answer format"), Func("tag")),
+        "answer_format": Key(
+            Choice(words=("tag", "last_line", "raw"), what="answer format"), Func("tag")
+        ),
         "timeout": Key(DURATION, 120.0),
         "workers": Key(Int(min=1, max=1024), 8),
     },
@@ -147,7 +157,12 @@ ENV = BlockSpec(
         "files": BlockSpec("files", {s: Key(PathTo("file")) for s in SPLITS}),
         "split": BlockSpec(
             "split",
-            {"train": Key(PERCENT, 0.6), "valid": Key(PERCENT, 0.2), "test": Key(PERCENT, 0.2), "seed": Key(Int(min=0), 42)},
+            {
+                "train": Key(PERCENT, 0.6),
+                "valid": Key(PERCENT, 0.2),
+                "test": Key(PERCENT, 0.2),
+                "seed": Key(Int(min=0), 42),
+            },
         ),
         "limit": BlockSpec("limit", {s: Key(Int(min=0)) for s in SPLITS}),
     },
@@ -168,7 +183,11 @@ GATE = BlockSpec(
 )
 SLOW_UPDATE = BlockSpec(
     "slow_update",
-    {"samples": Key(Int(min=1), 20), "gate": Key(Bool(), False), "split": Key(SPLIT_NAME, Func("train"))},
+    {
+        "samples": Key(Int(min=1), 20),
+        "gate": Key(Bool(), False),
+        "split": Key(SPLIT_NAME, Func("train")),
+    },
     implied=True,
 )
 
@@ -185,7 +204,9 @@ TRAIN = BlockSpec(
         "merge_batch": Key(Int(min=2), 8),
         "rollouts": Key(Int(min=1, max=100), 1),
         "lr": Key(SCHEDULE, Func("cosine", {"max": 4, "min": 2})),
-        "mode": Key(Choice(words=("patch", "rewrite", "full_rewrite"), what="update mode"), Func("patch")),
+        "mode": Key(
+            Choice(words=("patch", "rewrite", "full_rewrite"), what="update mode"), Func("patch")
+        ),
         "reflect": Key(Choice(words=("all", "failures"), what="reflect setting"), Func("all")),
         "slow_update": Key(Bool(), True),
         "meta_skill": Key(Bool(), True),
@@ -215,12 +236,10 @@ SLEEP = BlockSpec(
 # `sweep` takes train keys with lists of values; its keys are checked against TRAIN.
 SWEEP = BlockSpec("sweep", {})
 
-TOP_LEVEL: dict[str, BlockSpec] = {
-    b.kind: b for b in (MODEL, ENV, TRAIN, BUDGET, SLEEP, SWEEP)
-}
+TOP_LEVEL: dict[str, BlockSpec] = {b.kind: b for b in (MODEL, ENV, TRAIN, BUDGET, SLEEP, SWEEP)}
 JOBS = ("train", "sleep")
 SWEEPABLE = tuple(k for k in TRAIN.keys if k not in ("target", "optimizer", "env", "out"))
 
 
-def default_of(key: Key) -> Scalar | Func | list[Func]:
+def default_of(key: Key) -> Checked:
     return None if key.default is REQUIRED else key.default  # type: ignore[return-value]

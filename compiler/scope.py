@@ -44,7 +44,9 @@ def _load_file(
     if key in stack:
         chain = " -> ".join(p.name for p in (*stack[stack.index(key) :], key))
         assert span is not None
-        scope.diagnostics.append(error(f"import cycle: {chain}", span, "imports a file that imports this one"))
+        scope.diagnostics.append(
+            error(f"import cycle: {chain}", span, "imports a file that imports this one")
+        )
         return None
     text, problem = read_source(path)
     if text is None:
@@ -124,7 +126,9 @@ def _without_duplicates(
                 )
             )
             continue
-        kept[key] = ast.Block(block.kind, block.name, _dedupe_body(block.body, diagnostics), block.span)
+        kept[key] = ast.Block(
+            block.kind, block.name, _dedupe_body(block.body, diagnostics), block.span
+        )
     return list(kept.values())
 
 
@@ -148,11 +152,18 @@ def _dedupe_body(
             first = seen[key].span
             where = member.key.span if isinstance(member, ast.Entry) else member.kind.span
             diagnostics.append(
-                error(f"'{key}' is set twice", where, "set again here", help=f"first set at {first.line}:{first.col}")
+                error(
+                    f"'{key}' is set twice",
+                    where,
+                    "set again here",
+                    help=f"first set at {first.line}:{first.col}",
+                )
             )
             continue
         if isinstance(member, ast.Block):
-            member = ast.Block(member.kind, member.name, _dedupe_body(member.body, diagnostics), member.span)
+            member = ast.Block(
+                member.kind, member.name, _dedupe_body(member.body, diagnostics), member.span
+            )
         seen[key] = member
     return tuple(seen.values())
 

@@ -39,85 +39,75 @@ def show(value: Checked) -> str:
     return str(value)
 
 
-def _word(value: Checked) -> str:
-    assert isinstance(value, Func), value
-    return value.name
-
-
-def _opt_str(value: Checked) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _opt_int(value: Checked) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _opt_float(value: Checked) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def model_settings(model: Resolved) -> ModelSettings:
-    v = model.values
     provider = provider_of(model)
+    effort = model.values["reasoning_effort"]
     return ModelSettings(
         name=model.name,
-        provider=provider,  # type: ignore[arg-type]
-        model=_opt_str(v["name"]),
-        base_url=_opt_str(v["base_url"]),
+        provider=provider,
+        model=model.text("name"),
+        base_url=model.text("base_url"),
         api_key_env=api_key_env(model),
-        temperature=float(v["temperature"]),  # type: ignore[arg-type]
-        max_tokens=int(v["max_tokens"]),  # type: ignore[arg-type]
-        top_p=_opt_float(v["top_p"]),
-        reasoning_effort=_word(v["reasoning_effort"]) if v["reasoning_effort"] else None,
-        concurrency=int(v["concurrency"]),  # type: ignore[arg-type]
-        rpm=_opt_int(v["rpm"]),
-        tpm=_opt_int(v["tpm"]),
-        timeout_s=float(v["timeout"]),  # type: ignore[arg-type]
-        retries=int(v["retries"]),  # type: ignore[arg-type]
-        replay_from=_opt_str(v["from"]),
-        gguf=_opt_str(v["gguf"]),
+        temperature=model.number("temperature"),
+        max_tokens=model.integer("max_tokens"),
+        top_p=model.optional("top_p"),
+        reasoning_effort=effort.name if isinstance(effort, Func) else None,
+        concurrency=model.integer("concurrency"),
+        rpm=_int_or_none(model.optional("rpm")),
+        tpm=_int_or_none(model.optional("tpm")),
+        timeout_s=model.number("timeout"),
+        retries=model.integer("retries"),
+        replay_from=model.text("from"),
+        gguf=model.text("gguf"),
         price=_price(model, provider),
     )
 
 
+def _int_or_none(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
 def _price(model: Resolved, provider: str) -> Price | None:
     block = model.children.get("price")
-    if block is not None:
-        per = int(block.values["per"])  # type: ignore[arg-type]
-        return Price(
-            input_usd=float(block.values["input"]),  # type: ignore[arg-type]
-            output_usd=float(block.values["output"]),  # type: ignore[arg-type]
-            per=per,
-            source="recipe",
-        )
-    return lookup(provider, _opt_str(model.values["name"]))
+    if block is None:
+        return lookup(provider, model.text("name"))
+    return Price(
+        input_usd=block.number("input"),
+        output_usd=block.number("output"),
+        per=block.integer("per"),
+        source="recipe",
+    )
 
 
 def env_settings(env: Resolved) -> EnvSettings:
-    v = env.values
-    kind = v["kind"]
+    kind = env.values["kind"]
     assert isinstance(kind, Func)
-    metric = v["metric"] if isinstance(v["metric"], Func) else Func(default_metric(kind.name))
-    split = env.children.get("split")
-    limit = env.children.get("limit")
+    metric = env.values["metric"]
+    if not isinstance(metric, Func):
+        metric = Func(default_metric(kind.name))
     files = env.children.get("files")
-    labels = v["labels"]
+    limit = env.children.get("limit")
+    labels = env.values["labels"]
     return EnvSettings(
         name=env.name,
         kind=kind.name,
         kind_args={k: a for k, a in kind.args.items() if isinstance(a, str | int | float)},
-        data=_opt_str(v["data"]),
-        files={k: f for k, f in (files.values.items() if files else ()) if isinstance(f, str)},
-        fields={k: f for k in ("input", "answer", "context", "id") if isinstance(f := v[k], str)},
-        labels=labels if isinstance(labels, str | list) else None,  # type: ignore[arg-type]
+        data=env.text("data"),
+        files={k: f for k in ("train", "valid", "test") if files and (f := files.text(k))},
+        fields={k: f for k in ("input", "answer", "context", "id") if (f := env.text(k))},
+        labels=[str(x) for x in labels] if isinstance(labels, list) else env.text("labels"),
         metric=metric.name,
         metric_args={k: float(a) for k, a in metric.args.items() if isinstance(a, int | float)},
-        split=_split(split) if split or not files else None,
-        limit={k: n for k, n in (limit.values.items() if limit else ()) if isinstance(n, int)},
-        prompt=_opt_str(v["prompt"]),
-        answer_format=_word(v["answer_format"]),
-        timeout_s=float(v["timeout"]),  # type: ignore[arg-type]
-        workers=int(v["workers"]),  # type: ignore[arg-type]
+        split=None if files and "split" not in env.children else _split(env.children.get("split")),
+        limit={
+            k: n
+            for k in ("train", "valid", "test")
+            if limit and (n := limit.optional(k)) is not None
+        },
+        prompt=env.text("prompt"),
+        answer_format=env.word("answer_format"),
+        timeout_s=env.number("timeout"),
+        workers=env.integer("workers"),
     )
 
 
@@ -128,68 +118,68 @@ def default_metric(kind: str) -> str:
 def _split(split: Resolved | None) -> SplitParts:
     if split is None:
         return SplitParts(train=0.6, valid=0.2, test=0.2, seed=42)
-    v = split.values
-    return SplitParts(train=float(v["train"]), valid=float(v["valid"]), test=float(v["test"]), seed=int(v["seed"]))  # type: ignore[arg-type]
+    return SplitParts(
+        train=split.number("train"),
+        valid=split.number("valid"),
+        test=split.number("test"),
+        seed=split.integer("seed"),
+    )
 
 
 def train_settings(job: Resolved, overrides: Mapping[str, Checked]) -> TrainSettings:
-    v = {**job.values, **overrides}
-    skill = v["skill"]
+    t = job.with_values(overrides)
     return TrainSettings(
-        target=str(v["target"]),
-        optimizer=str(v["optimizer"]),
-        env=str(v["env"]),
-        skill=skill if isinstance(skill, str) else None,
-        epochs=int(v["epochs"]),  # type: ignore[arg-type]
-        batch_size=int(v["batch_size"]),  # type: ignore[arg-type]
-        minibatch=int(v["minibatch"]),  # type: ignore[arg-type]
-        merge_batch=int(v["merge_batch"]),  # type: ignore[arg-type]
-        rollouts=int(v["rollouts"]),  # type: ignore[arg-type]
-        lr=show(v["lr"]),
-        mode=_word(v["mode"]),  # type: ignore[arg-type]
-        reflect=_word(v["reflect"]),  # type: ignore[arg-type]
+        target=str(t.values["target"]),
+        optimizer=str(t.values["optimizer"]),
+        env=str(t.values["env"]),
+        skill=t.text("skill"),
+        epochs=t.integer("epochs"),
+        batch_size=t.integer("batch_size"),
+        minibatch=t.integer("minibatch"),
+        merge_batch=t.integer("merge_batch"),
+        rollouts=t.integer("rollouts"),
+        lr=show(t.values["lr"]),
+        mode=t.word("mode"),
+        reflect=t.word("reflect"),
         gate=_gate(job.children["gate"]),
-        slow_update=_slow_update(job.children["slow_update"]) if v["slow_update"] is True else None,
-        meta_skill=bool(v["meta_skill"]),
-        test=bool(v["test"]),
-        seed=int(v["seed"]),  # type: ignore[arg-type]
-        out=str(v["out"]),
-        prompts=_opt_str(v["prompts"]),
+        slow_update=_slow_update(job.children["slow_update"]) if t.flag("slow_update") else None,
+        meta_skill=t.flag("meta_skill"),
+        test=t.flag("test"),
+        seed=t.integer("seed"),
+        out=str(t.values["out"]),
+        prompts=t.text("prompts"),
     )
 
 
 def _gate(gate: Resolved) -> GateSettings:
-    v = gate.values
-    metric, samples = v["metric"], v["samples"]
+    metric, samples = gate.values["metric"], gate.values["samples"]
     assert isinstance(metric, Func)
     weight = metric.args.get("w")
     return GateSettings(
-        split=_word(v["split"]),  # type: ignore[arg-type]
-        metric=metric.name,  # type: ignore[arg-type]
+        split=gate.word("split"),
+        metric=metric.name,
         mixed_weight=float(weight) if isinstance(weight, int | float) else None,
         samples=samples if isinstance(samples, int) else None,
-        repeats=int(v["repeats"]),  # type: ignore[arg-type]
-        no_regression=bool(v["no_regression"]),
-        min_delta=float(v["min_delta"]),  # type: ignore[arg-type]
+        repeats=gate.integer("repeats"),
+        no_regression=gate.flag("no_regression"),
+        min_delta=gate.number("min_delta"),
     )
 
 
 def _slow_update(slow: Resolved) -> SlowUpdateSettings:
-    v = slow.values
     return SlowUpdateSettings(
-        samples=int(v["samples"]),  # type: ignore[arg-type]
-        gate=bool(v["gate"]),
-        split=_word(v["split"]),  # type: ignore[arg-type]
+        samples=slow.integer("samples"),
+        gate=slow.flag("gate"),
+        split=slow.word("split"),
     )
 
 
 def budget_settings(block: Resolved | None) -> Budget:
     if block is None:
         return Budget()
-    v = block.values
     return Budget(
-        calls=_opt_int(v["calls"]),
-        usd=_opt_float(v["usd"]),
-        tokens=_opt_int(v["tokens"]),
-        time_s=_opt_float(v["time"]),
+        calls=_int_or_none(block.optional("calls")),
+        usd=block.optional("usd"),
+        tokens=_int_or_none(block.optional("tokens")),
+        time_s=block.optional("time"),
     )

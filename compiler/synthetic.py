@@ -14,10 +14,26 @@ from dataclasses import dataclass
 from skopt.compiler.dataset import Item
 
 TOPICS = (
-    "invoice dates", "currency amounts", "phone numbers", "street addresses", "unit conversions",
-    "product names", "ticket priorities", "time zones", "error codes", "file names",
-    "percentages", "customer names", "order numbers", "weekdays", "shipping methods",
-    "tax rates", "colour names", "file sizes", "country codes", "version numbers",
+    "invoice dates",
+    "currency amounts",
+    "phone numbers",
+    "street addresses",
+    "unit conversions",
+    "product names",
+    "ticket priorities",
+    "time zones",
+    "error codes",
+    "file names",
+    "percentages",
+    "customer names",
+    "order numbers",
+    "weekdays",
+    "shipping methods",
+    "tax rates",
+    "colour names",
+    "file sizes",
+    "country codes",
+    "version numbers",
 )
 
 
@@ -37,8 +53,12 @@ def rules(count: int, seed: int) -> list[Rule]:
     rng = random.Random(f"rules:{seed}")
     out = []
     for i in range(count):
-        topic = TOPICS[i % len(TOPICS)] + ("" if i < len(TOPICS) else f" (set {i // len(TOPICS) + 1})")
-        code = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(3)) + str(rng.randrange(10, 99))
+        topic = TOPICS[i % len(TOPICS)] + (
+            "" if i < len(TOPICS) else f" (set {i // len(TOPICS) + 1})"
+        )
+        code = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(3)) + str(
+            rng.randrange(10, 99)
+        )
         out.append(Rule(i, topic, code))
     return out
 

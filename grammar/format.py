@@ -83,7 +83,11 @@ class _Writer:
         """Did the author leave a blank line between the previous member and this line?"""
         if previous_end is None:
             return False
-        return any(not self.source_lines[n - 1].strip() for n in range(previous_end + 1, line) if n - 1 < len(self.source_lines))
+        return any(
+            not self.source_lines[n - 1].strip()
+            for n in range(previous_end + 1, line)
+            if n - 1 < len(self.source_lines)
+        )
 
     def _leading(self, start_line: int, previous_end: int | None, indent: str, blank: bool) -> None:
         comments = self._take_before(start_line)
@@ -102,8 +106,14 @@ class _Writer:
     def statements(self, statements: Sequence[ast.Statement]) -> None:
         previous: ast.Statement | None = None
         for statement in statements:
-            blank = previous is not None and (isinstance(statement, ast.Block) or isinstance(previous, ast.Block) or type(previous) is not type(statement))
-            self._leading(statement.span.line, previous.span.end_line if previous else None, "", blank)
+            blank = previous is not None and (
+                isinstance(statement, ast.Block)
+                or isinstance(previous, ast.Block)
+                or type(previous) is not type(statement)
+            )
+            self._leading(
+                statement.span.line, previous.span.end_line if previous else None, "", blank
+            )
             if isinstance(statement, ast.Header):
                 self._emit(f"skopt {statement.version.text}", statement.span.end_line)
             elif isinstance(statement, ast.Import):
@@ -129,17 +139,27 @@ class _Writer:
         span = block.span
         if span.line != span.end_line or any(isinstance(m, ast.Block) for m in block.body):
             return None
-        if any(span.line <= c.span.line < span.end_line or (c.span.line == span.line and c.span.col < span.end_col) for c in self.comments):
+        if any(
+            span.line <= c.span.line < span.end_line
+            or (c.span.line == span.line and c.span.col < span.end_col)
+            for c in self.comments
+        ):
             return None
-        body = ", ".join(f"{m.key.name} = {value_text(m.value)}" for m in block.body if isinstance(m, ast.Entry))
+        body = ", ".join(
+            f"{m.key.name} = {value_text(m.value)}" for m in block.body if isinstance(m, ast.Entry)
+        )
         text = f"{head} {{ {body} }}" if body else f"{head} {{}}"
         return text if len(text) <= WIDTH and "\n" not in text else None
 
-    def members(self, members: Sequence[ast.Entry | ast.Block], indent: str, previous_end: int) -> None:
+    def members(
+        self, members: Sequence[ast.Entry | ast.Block], indent: str, previous_end: int
+    ) -> None:
         width = 0
         end: int | None = previous_end
         for index, member in enumerate(members):
-            if isinstance(member, ast.Entry) and (index == 0 or not self._run_continues(members[index - 1], member)):
+            if isinstance(member, ast.Entry) and (
+                index == 0 or not self._run_continues(members[index - 1], member)
+            ):
                 width = self._run_width(members, index)
             self._leading(member.span.line, end, indent, blank=False)
             if isinstance(member, ast.Block):
@@ -149,13 +169,17 @@ class _Writer:
             end = member.span.end_line
 
     def _run_continues(self, previous: ast.Entry | ast.Block, member: ast.Entry) -> bool:
-        return isinstance(previous, ast.Entry) and not self._blank_before(member.span.line, previous.span.end_line)
+        return isinstance(previous, ast.Entry) and not self._blank_before(
+            member.span.line, previous.span.end_line
+        )
 
     def _run_width(self, members: Sequence[ast.Entry | ast.Block], start: int) -> int:
         width = 0
         for index in range(start, len(members)):
             member = members[index]
-            if not isinstance(member, ast.Entry) or (index > start and not self._run_continues(members[index - 1], member)):
+            if not isinstance(member, ast.Entry) or (
+                index > start and not self._run_continues(members[index - 1], member)
+            ):
                 break
             width = max(width, len(member.key.name))
         return width
@@ -165,7 +189,11 @@ class _Writer:
             self.out.append(indent + comment.text.rstrip())  # comments from inside a value
         head = f"{indent}{entry.key.name.ljust(width)} = "
         text = value_text(entry.value)
-        if isinstance(entry.value, ast.ListValue) and len(head + text) > WIDTH and entry.value.items:
+        if (
+            isinstance(entry.value, ast.ListValue)
+            and len(head + text) > WIDTH
+            and entry.value.items
+        ):
             self.out.append(head + "[")
             for item in entry.value.items:
                 self.out.append(f"{indent}{INDENT}{value_text(item)},")

@@ -25,7 +25,7 @@ from lark.exceptions import LarkError, VisitError
 from lark.tree import Meta
 
 from skopt.grammar import ast
-from skopt.grammar.literals import parse_number, parse_quantity, unescape, undent
+from skopt.grammar.literals import parse_number, parse_quantity, undent, unescape
 from skopt.grammar.source import Diagnostic, Span, error
 
 MAX_NESTING = 48
@@ -118,13 +118,12 @@ def parse(text: str, path: str) -> Parsed:
 def parse_setting(text: str, path: str) -> tuple[ast.Value | None, tuple[Diagnostic, ...]]:
     """Parse the value of a `--set K=V` flag; spans are relative to `text`."""
     try:
-        tree = _parser().parse(text, start="setting")
-        value = _ToAst(path).transform(tree)
+        value = _run(text, path, "setting")
     except _Failure as failure:
         return None, (failure.diagnostic,)
-    except (UnexpectedInput, TooDeep, VisitError) as exc:
-        return None, (_translate(exc, text, path).diagnostic,)
-    assert not isinstance(value, ast.Recipe)
+    assert isinstance(
+        value, ast.Str | ast.Number | ast.Quantity | ast.Name | ast.Call | ast.ListValue
+    )
     return value, ()
 
 
@@ -135,18 +134,24 @@ class _Failure(Exception):
         self.at_end = at_end
 
 
-def _parse_once(text: str, path: str) -> tuple[ast.Recipe, tuple[ast.Comment, ...]]:
-    token = _comments.set([])
+def _run(text: str, path: str, start: str) -> object:
+    """Parse and build the AST; every Lark error leaves as a `_Failure`."""
     try:
-        tree = _parser().parse(text, start="start")
-        recipe = _ToAst(path).transform(tree)
-        comments = tuple(ast.Comment(str(t), _token_span(t, path)) for t in _comments.get())
+        return _ToAst(path).transform(_parser().parse(text, start=start))
     except (UnexpectedInput, TooDeep) as exc:
         raise _translate(exc, text, path) from None
     except VisitError as exc:
         if isinstance(exc.orig_exc, _Failure):
             raise exc.orig_exc from None
         raise
+
+
+def _parse_once(text: str, path: str) -> tuple[ast.Recipe, tuple[ast.Comment, ...]]:
+    token = _comments.set([])
+    try:
+        recipe = _run(text, path, "start")
+        assert isinstance(recipe, ast.Recipe)
+        comments = tuple(ast.Comment(str(t), _token_span(t, path)) for t in _comments.get())
     finally:
         _comments.reset(token)
     return recipe, comments
@@ -226,7 +231,7 @@ def _translate(exc: LarkError, text: str, path: str) -> _Failure:
 def _accepted(exc: UnexpectedToken) -> set[str]:
     """The terminals the parser would really accept here (LALR lookaheads over-approximate)."""
     try:
-        accepts = set(exc.interactive_parser.accepts())
+        accepts = set(exc.interactive_parser.accepts())  # type: ignore[no-untyped-call]
     except LarkError:
         accepts = set()
     names = accepts or set(exc.expected)
@@ -265,11 +270,12 @@ def _open_brackets(text: str, upto: int) -> list[Token]:
 
 def _unexpected_character(exc: UnexpectedCharacters, text: str, path: str) -> Diagnostic:
     span = Span(path, exc.line, exc.column, exc.line, exc.column + 1)
-    char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+    pos = exc.pos_in_stream or 0
+    char = text[pos] if pos < len(text) else ""
     if char == '"':
         return error("unterminated string", span, "this string has no closing quote")
     if char.isdigit() or char in "$-":
-        word = _word_at(text, exc.pos_in_stream)
+        word = _word_at(text, pos)
         return error(
             f"invalid number or quantity '{_short(word)}'",
             Span(path, exc.line, exc.column, exc.line, exc.column + len(word)),

@@ -42,7 +42,9 @@ def main() -> None:
 
 @main.command()
 @click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value.")
+@click.option(
+    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
+)
 def check(recipes: tuple[str, ...], sets: tuple[str, ...]) -> None:
     """Parse and check recipes; print every diagnostic."""
     failed = False
@@ -50,13 +52,18 @@ def check(recipes: tuple[str, ...], sets: tuple[str, ...]) -> None:
         result = compile_recipe(recipe, sets)
         print_diagnostics(result.diagnostics, result.sources)
         failed |= not result.ok
-        click.echo(f"{recipe}: {'ok' if result.ok else 'failed'} ({_summary(result.diagnostics)})", err=True)
+        click.echo(
+            f"{recipe}: {'ok' if result.ok else 'failed'} ({_summary(result.diagnostics)})",
+            err=True,
+        )
     sys.exit(EXIT_ERRORS if failed else EXIT_OK)
 
 
 @main.command()
 @click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--check", "check_only", is_flag=True, help="Change nothing; exit 1 if a file would change.")
+@click.option(
+    "--check", "check_only", is_flag=True, help="Change nothing; exit 1 if a file would change."
+)
 def fmt(recipes: tuple[str, ...], check_only: bool) -> None:
     """Rewrite recipes in canonical form (comments kept)."""
     changed = errors = False
@@ -83,8 +90,12 @@ def fmt(recipes: tuple[str, ...], check_only: bool) -> None:
 @main.command()
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Save the plan (JSON) to FILE.")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Save the plan (JSON) to FILE."
+)
+@click.option(
+    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
+)
 def plan(recipe: str, as_json: bool, output: str | None, sets: tuple[str, ...]) -> None:
     """Compile a recipe and preview sizes, schedule, calls, tokens, cost and budget."""
     result: Compiled = compile_recipe(recipe, sets)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from skopt.compiler.plan import PHASE_ORDER, Budget, Count, Job, ModelSettings, Plan, Usd, Verdict
 
@@ -21,7 +21,9 @@ def usd_text(usd: Usd | None) -> str:
 
 
 def render_plan(plan: Plan) -> str:
-    lines = [f"skopt plan · {plan.recipe}" + (f" · --set {' '.join(plan.sets)}" if plan.sets else "")]
+    lines = [
+        f"skopt plan · {plan.recipe}" + (f" · --set {' '.join(plan.sets)}" if plan.sets else "")
+    ]
     used = {m for job in plan.jobs for m in (job.train.target, job.train.optimizer)}
     if any(m.provider == "sim" and m.name in used for m in plan.models):
         lines.append("(the sim provider is a simulation: no model is called, nothing is paid)")
@@ -41,7 +43,9 @@ def render_plan(plan: Plan) -> str:
 
 def _model_line(m: ModelSettings) -> str:
     parts = [f"{m.name}: {m.provider}" + (f" {m.model}" if m.model else "")]
-    parts.append(f"temperature {m.temperature:g}, max_tokens {m.max_tokens}, concurrency {m.concurrency}")
+    parts.append(
+        f"temperature {m.temperature:g}, max_tokens {m.max_tokens}, concurrency {m.concurrency}"
+    )
     if m.base_url:
         parts.append(f"base_url {m.base_url}")
     price = m.price
@@ -50,27 +54,39 @@ def _model_line(m: ModelSettings) -> str:
     elif price.source == "free":
         parts.append("free")
     else:
-        parts.append(f"${price.input_usd:g} in / ${price.output_usd:g} out per {price.per:,} ({price.source})")
+        parts.append(
+            f"${price.input_usd:g} in / ${price.output_usd:g} out"
+            f" per {price.per:,} ({price.source})"
+        )
     return " · ".join(parts)
 
 
 def _job_lines(job: Job, budget: Budget) -> list[str]:
     t = job.train
     g = t.gate
-    slow = f"{t.slow_update.samples} {t.slow_update.split} samples, gate {_on(t.slow_update.gate)}" if t.slow_update else "off"
+    slow = (
+        f"{t.slow_update.samples} {t.slow_update.split} samples, gate {_on(t.slow_update.gate)}"
+        if t.slow_update
+        else "off"
+    )
     lines = [
         "",
         "settings",
         f"  target {t.target} · optimizer {t.optimizer} · env {t.env} · skill {t.skill or 'empty'}",
-        f"  epochs {t.epochs} · batch_size {t.batch_size} · minibatch {t.minibatch} · merge_batch {t.merge_batch}"
+        f"  epochs {t.epochs} · batch_size {t.batch_size} · minibatch {t.minibatch}"
+        f" · merge_batch {t.merge_batch}"
         f" · rollouts {t.rollouts} · lr {t.lr} · mode {t.mode} · reflect {t.reflect}",
-        f"  gate: split {g.split}, metric {g.metric}" + (f"({g.mixed_weight:g})" if g.mixed_weight is not None else "")
-        + f", samples {g.samples or 'all'}, repeats {g.repeats}, min_delta {g.min_delta:g}, no_regression {_on(g.no_regression)}",
-        f"  slow_update: {slow} · meta_skill {_on(t.meta_skill)} · test {_on(t.test)} · seed {t.seed}",
+        f"  gate: split {g.split}, metric {g.metric}"
+        + (f"({g.mixed_weight:g})" if g.mixed_weight is not None else "")
+        + f", samples {g.samples or 'all'}, repeats {g.repeats}, min_delta {g.min_delta:g}"
+        + f", no_regression {_on(g.no_regression)}",
+        f"  slow_update: {slow} · meta_skill {_on(t.meta_skill)} · test {_on(t.test)}"
+        f" · seed {t.seed}",
         "",
         f"splits      train {job.splits.train} · valid {job.splits.valid} · test {job.splits.test}"
         f"   (assignment {job.assignment_hash[:12]})",
-        f"schedule    {job.schedule.steps_per_epoch} steps/epoch × {t.epochs} epochs = {job.schedule.total_steps} steps",
+        f"schedule    {job.schedule.steps_per_epoch} steps/epoch × {t.epochs} epochs"
+        f" = {job.schedule.total_steps} steps",
         f"lr by step  {_lr_text(job.schedule.lr)}",
         "",
         *_calls_table(job),
@@ -93,32 +109,55 @@ def _calls_table(job: Job) -> list[str]:
     rows = [("calls", "target", "optimizer")]
     by_key = {(t.phase, t.role): t for t in job.totals}
     for phase in PHASE_ORDER:
-        target, optimizer = by_key.get((phase, "target")), by_key.get((phase, "optimizer"))
-        if target is None and optimizer is None:
+        by_target, by_optimizer = by_key.get((phase, "target")), by_key.get((phase, "optimizer"))
+        if by_target is None and by_optimizer is None:
             continue
-        rows.append((phase, count_text(target.calls) if target else "—", count_text(optimizer.calls) if optimizer else "—"))
+        rows.append(
+            (
+                phase,
+                count_text(by_target.calls) if by_target else "—",
+                count_text(by_optimizer.calls) if by_optimizer else "—",
+            )
+        )
     totals = {m.model: m.calls for m in job.models}
     target, optimizer = job.train.target, job.train.optimizer
     if target == optimizer:
         rows.append(("total (one model)", count_text(totals[target]), ""))
     else:
         rows.append(("total", count_text(totals[target]), count_text(totals[optimizer])))
-    return _table(rows) + ["  exact where the algorithm fixes it; [min, max] ~expected where it depends on outcomes"]
+    note = "  exact where the algorithm fixes it; [min, max] ~expected where it depends on outcomes"
+    return [*_table(rows), note]
 
 
 def _cost_table(job: Job) -> list[str]:
     rows = [("model", "input tokens", "output tokens", "usd min / expected / max")]
     for m in job.models:
-        approx = not m.tokens.exact or m.model == job.train.optimizer  # optimizer prompts carry outputs
-        rows.append((m.model, count_text(m.input_tokens, approx), count_text(m.output_tokens), usd_text(m.usd)))
-    notes = [f"  tokenizer: {', '.join(sorted({f'{m.model} {m.tokens.tokenizer}' for m in job.models}))};"
-             " ~ marks estimates; target inputs are counted at the initial skill"]
+        approx = (
+            not m.tokens.exact or m.model == job.train.optimizer
+        )  # optimizer prompts carry outputs
+        rows.append(
+            (
+                m.model,
+                count_text(m.input_tokens, approx),
+                count_text(m.output_tokens),
+                usd_text(m.usd),
+            )
+        )
+    notes = [
+        "  tokenizer: "
+        + ", ".join(sorted({f"{m.model} {m.tokens.tokenizer}" for m in job.models}))
+        + ";"
+        " ~ marks estimates; target inputs are counted at the initial skill"
+    ]
     return _table(rows) + notes
 
 
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  " + "   ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+    return [
+        "  " + "   ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
+        for row in rows
+    ]
 
 
 def _verdict_text(budget: Budget, verdict: Verdict | None) -> str:
@@ -130,7 +169,10 @@ def _verdict_text(budget: Budget, verdict: Verdict | None) -> str:
     elif verdict.covered_steps == 0:
         state = f"cannot pay for the first step's worst case ({', '.join(verdict.limits)})"
     else:
-        state = f"covers {verdict.covered_steps} of {verdict.total_steps} steps (worst case runs out of {', '.join(verdict.limits)})"
+        state = (
+            f"covers {verdict.covered_steps} of {verdict.total_steps} steps"
+            f" (worst case runs out of {', '.join(verdict.limits)})"
+        )
     extra = "".join(f"\n            {u}" for u in verdict.unchecked)
     return f"{limits} → {state}{extra}"
 
@@ -153,20 +195,30 @@ def _sweep_lines(jobs: list[Job], budget: Budget) -> list[str]:
     for job in jobs:
         by_model = {m.model: m for m in job.models}
         target, optimizer = by_model[job.train.target], by_model[job.train.optimizer]
-        usd_max = sum(m.usd.max for m in job.models if m.usd) if all(m.usd for m in job.models) else None
+        usd_max = (
+            sum(m.usd.max for m in job.models if m.usd) if all(m.usd for m in job.models) else None
+        )
         v = job.verdict
-        fit = "—" if v is None else ("fits" if v.fits else f"{v.covered_steps}/{v.total_steps} steps")
-        rows.append((
-            job.name,
-            str(job.schedule.total_steps),
-            _lr_text(job.schedule.lr),
-            count_text(target.calls),
-            count_text(optimizer.calls) if optimizer is not target else "(same model)",
-            "unknown" if usd_max is None else f"${usd_max:,.4f}",
-            fit,
-        ))
+        fit = (
+            "—" if v is None else ("fits" if v.fits else f"{v.covered_steps}/{v.total_steps} steps")
+        )
+        rows.append(
+            (
+                job.name,
+                str(job.schedule.total_steps),
+                _lr_text(job.schedule.lr),
+                count_text(target.calls),
+                count_text(optimizer.calls) if optimizer is not target else "(same model)",
+                "unknown" if usd_max is None else f"${usd_max:,.4f}",
+                fit,
+            )
+        )
     total_calls = sum(m.calls.max for job in jobs for m in job.models)
-    lines = ["", f"sweep       {len(jobs)} cells (each cell is one run; the budget applies to each)", *_table(rows)]
+    lines = [
+        "",
+        f"sweep       {len(jobs)} cells (each cell is one run; the budget applies to each)",
+        *_table(rows),
+    ]
     lines.append(f"  total: at most {total_calls:,} calls over all cells")
     if _budget_text(budget):
         lines.append(f"budget      {_budget_text(budget)} per cell")
