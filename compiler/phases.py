@@ -43,11 +43,15 @@ def minibatches(count: int, size: int) -> int:
 
 
 def merge_calls(patches: int, merge_batch: int) -> int:
-    """Calls to merge `patches` hierarchically, `merge_batch` at a time, into one."""
+    """Calls to merge `patches` hierarchically, `merge_batch` at a time, into one.
+
+    Each round groups the patches; a group of one is carried over without a call.
+    """
     calls = 0
     while patches > 1:
+        full, rest = divmod(patches, merge_batch)
+        calls += full + (1 if rest > 1 else 0)
         patches = math.ceil(patches / merge_batch)
-        calls += patches
     return calls
 
 

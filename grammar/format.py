@@ -89,13 +89,18 @@ class _Writer:
             if n - 1 < len(self.source_lines)
         )
 
-    def _leading(self, start_line: int, previous_end: int | None, indent: str, blank: bool) -> None:
-        comments = self._take_before(start_line)
-        first = comments[0].span.line if comments else start_line
-        if self.out and (blank or self._blank_before(first, previous_end)) and self.out[-1] != "":
-            self.out.append("")
-        for comment in comments:
-            self.out.append(indent + comment.text.rstrip())
+    def _leading(self, start: int, previous_end: int | None, indent: str, blank: bool) -> None:
+        """Comments before a member, keeping the author's blank lines; `blank` forces one."""
+        comments = self._take_before(start)
+        lines = [c.span.line for c in comments] + [start]
+        gaps = [self._blank_before(line, prev) for prev, line in zip([previous_end, *lines], lines, strict=False)]
+        if blank and not any(gaps):
+            gaps[0] = True
+        for gap, comment in zip(gaps, [*comments, None], strict=True):
+            if gap and self.out and self.out[-1] != "":
+                self.out.append("")
+            if comment is not None:
+                self.out.append(indent + comment.text.rstrip())
 
     def _emit(self, line: str, end_line: int) -> None:
         trailing = self._take_on(end_line)
@@ -106,11 +111,7 @@ class _Writer:
     def statements(self, statements: Sequence[ast.Statement]) -> None:
         previous: ast.Statement | None = None
         for statement in statements:
-            blank = previous is not None and (
-                isinstance(statement, ast.Block)
-                or isinstance(previous, ast.Block)
-                or type(previous) is not type(statement)
-            )
+            blank = isinstance(statement, ast.Block) or isinstance(previous, ast.Block)
             self._leading(
                 statement.span.line, previous.span.end_line if previous else None, "", blank
             )

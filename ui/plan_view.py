@@ -8,10 +8,11 @@ from skopt.compiler.plan import PHASE_ORDER, Budget, Count, Job, ModelSettings, 
 
 
 def count_text(c: Count, approx: bool = False) -> str:
+    """`180`, or `[0, 1_440] ~720` where outcomes decide (digits grouped as a recipe writes them)."""
     mark = "~" if approx else ""
     if c.min == c.max:
-        return f"{mark}{c.min:,}"
-    return f"[{c.min:,}, {c.max:,}] {mark or '~'}{round(c.expected):,}"
+        return f"{mark}{c.min:_}"
+    return f"[{c.min:_}, {c.max:_}] {mark or '~'}{round(c.expected):_}"
 
 
 def usd_text(usd: Usd | None) -> str:

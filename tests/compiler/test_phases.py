@@ -1,0 +1,56 @@
+"""Call counting: the phase functions, and the plan's ranges against every outcome."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from skopt.compiler import phases as P
+
+
+@pytest.mark.parametrize(
+    ("patches", "merge_batch", "calls"),
+    [(0, 8, 0), (1, 8, 0), (2, 8, 1), (8, 8, 1), (9, 8, 2), (64, 8, 9), (5, 2, 4)],
+)
+def test_merge_calls(patches: int, merge_batch: int, calls: int) -> None:
+    assert P.merge_calls(patches, merge_batch) == calls
+
+
+def shape(
+    n: int = 40, mode: str = "patch", autonomous: bool = False, succ: bool = True
+) -> P.StepShape:
+    return P.StepShape(n, 8, 8, succ, mode, autonomous, gate_calls=20)
+
+
+def test_reflect_splits_failures_and_successes() -> None:
+    assert P.reflect_calls(shape(), 20) == (3, 3)
+    assert P.reflect_calls(shape(succ=False), 20) == (3, 0)
+    assert P.reflect_calls(shape(), 0) == (0, 5)
+
+
+def test_explain_step_covers_every_outcome() -> None:
+    rng = random.Random(0)
+    for s in (shape(), shape(13, "rewrite"), shape(7, "full_rewrite"), shape(40, autonomous=True)):
+        explained = P.explain_step(s)
+        for _ in range(200):
+            outcome = P.Outcome(
+                rng.randint(0, s.trajectories),
+                rng.random() < 0.5,
+                rng.random() < 0.5,
+                rng.random() < 0.5,
+            )
+            for key, calls in P.step_calls(s, outcome).items():
+                bounds = explained[key]
+                assert bounds.min <= calls <= bounds.max, (s, outcome, key)
+        for bounds in explained.values():
+            assert bounds.min <= bounds.expected <= bounds.max
+
+
+def test_exact_phases_have_no_range() -> None:
+    explained = P.explain_step(shape())
+    assert explained["rollout", "target"] == P.Span3(40, 40, 40)
+    assert explained["gate", "target"] == P.Span3(0, 20, 20)
+    assert explained["update", "optimizer"] == P.Span3(0, 0, 0)  # patch mode edits in place
+    assert P.explain_step(shape(mode="rewrite"))["update", "optimizer"].max == 1
+    assert P.explain_step(shape(mode="full_rewrite"))["select", "optimizer"].max == 0

@@ -1,0 +1,26 @@
+"""The pipeline's layering, checked at run time: importing the compiler loads no model SDK and
+no terminal UI (STYLE.md). The static side is import-linter's contracts in pyproject.toml."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def loaded_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_compiler_loads_no_model_sdk_and_no_textual() -> None:
+    modules = loaded_after("import skopt.compiler.compile, skopt.compiler.plan")
+    assert "skopt.compiler.compile" in modules  # the import really happened
+    for forbidden in ("openai", "anthropic", "textual", "httpx"):
+        assert forbidden not in modules, forbidden
+
+
+def test_plan_model_loads_without_lark() -> None:
+    # the plan is the contract the runtime reads: it must not drag the parser in
+    modules = loaded_after("import skopt.compiler.plan")
+    assert "lark" not in modules

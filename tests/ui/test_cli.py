@@ -1,0 +1,94 @@
+"""The command line: exit codes, output, and diagnostics that point at recipe lines and flags."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skopt.ui.cli import main
+from tests.conftest import RECIPES
+
+
+@pytest.fixture(autouse=True)
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_check_every_example_recipe() -> None:
+    code, _, err = run("check", *sorted(str(p) for p in RECIPES.glob("*.skopt")))
+    assert code == 0, err
+    assert "quickstart.skopt: ok (0 errors, 0 warnings)" in err
+
+
+def test_check_reports_errors_with_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.skopt"
+    bad.write_text(
+        "model m { provider = sim }\ntrain {\n  target = m\n  optimizer = mm\n  epochs = 0\n}\n"
+    )
+    code, _, err = run("check", str(bad))
+    assert code == 2
+    assert f"--> {bad}:4:15" in err and "did you mean 'm'?" in err
+    assert f"--> {bad}:5:12" in err  # epochs = 0: every error of the file in one pass
+    assert "failed (4 errors, 0 warnings)" in err  # also: no env, no skill
+
+
+def test_plan_text_json_and_saved_file(tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    code, text, _ = run("plan", str(RECIPES / "quickstart.skopt"), "-o", str(out))
+    assert code == 0
+    assert "lr by step  4 4 4 3 3 3 2 2 2" in text and "simulation" in text
+    saved = json.loads(out.read_text())
+    assert saved["schema_version"] == 1 and saved["jobs"][0]["schedule"]["total_steps"] == 9
+    code, printed, _ = run("plan", str(RECIPES / "quickstart.skopt"), "--json")
+    assert code == 0 and json.loads(printed)["hashes"] == saved["hashes"]
+
+
+def test_set_overrides_and_points_at_the_flag() -> None:
+    recipe = str(RECIPES / "quickstart.skopt")
+    code, text, _ = run("plan", recipe, "--set", "train.epochs=1", "--set", "sim.concurrency=4")
+    assert code == 0 and "= 3 steps" in text and "concurrency 4" in text
+    code, _, err = run("plan", recipe, "--set", "train.epochs=1.5")
+    assert code == 2
+    assert "--> <command line>:1:20" in err
+    assert "1 | --set train.epochs=1.5" in err and "^^^" in err
+
+
+def test_fmt_check_and_rewrite(tmp_path: Path) -> None:
+    recipe = tmp_path / "r.skopt"
+    recipe.write_text("model m {provider=sim,  concurrency = 4}\n")
+    assert run("fmt", "--check", str(recipe))[0] == 1
+    assert (
+        recipe.read_text() == "model m {provider=sim,  concurrency = 4}\n"
+    )  # --check changes nothing
+    assert run("fmt", str(recipe))[0] == 0
+    assert recipe.read_text() == "model m { provider = sim, concurrency = 4 }\n"
+    assert run("fmt", "--check", str(recipe))[0] == 0
+
+
+def test_fmt_refuses_a_broken_file(tmp_path: Path) -> None:
+    recipe = tmp_path / "r.skopt"
+    recipe.write_text("model m {\n")
+    code, _, err = run("fmt", str(recipe))
+    assert code == 2 and "never closed" in err
+    assert recipe.read_text() == "model m {\n"
+
+
+def test_console_script_is_installed() -> None:
+    exe = shutil.which("skopt", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    done = subprocess.run(
+        [exe, "check", str(RECIPES / "quickstart.skopt")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
