@@ -18,6 +18,8 @@ def count_text(c: Count, approx: bool = False) -> str:
 def usd_text(usd: Usd | None) -> str:
     if usd is None:
         return "unknown"
+    if usd.max == 0:
+        return "$0 (free)"
     return f"${usd.min:,.4f} / ${usd.expected:,.4f} / ${usd.max:,.4f}"
 
 
@@ -181,14 +183,21 @@ def _verdict_text(budget: Budget, verdict: Verdict | None) -> str:
 def _budget_text(budget: Budget) -> str:
     parts = []
     if budget.calls is not None:
-        parts.append(f"calls {budget.calls:,}")
+        parts.append(f"calls {budget.calls:_}")
     if budget.tokens is not None:
-        parts.append(f"tokens {budget.tokens:,}")
+        parts.append(f"tokens {budget.tokens:_}")
     if budget.usd is not None:
         parts.append(f"usd ${budget.usd:,.2f}")
     if budget.time_s is not None:
-        parts.append(f"time {budget.time_s:g}s")
+        parts.append(f"time {duration_text(budget.time_s)}")
     return ", ".join(parts)
+
+
+def duration_text(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
 
 
 def _sweep_lines(jobs: list[Job], budget: Budget) -> list[str]:
