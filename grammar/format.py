@@ -92,8 +92,9 @@ class _Writer:
     def _leading(self, start: int, previous_end: int | None, indent: str, blank: bool) -> None:
         """Comments before a member, keeping the author's blank lines; `blank` forces one."""
         comments = self._take_before(start)
-        lines = [c.span.line for c in comments] + [start]
-        gaps = [self._blank_before(line, prev) for prev, line in zip([previous_end, *lines], lines, strict=False)]
+        lines = [*(c.span.line for c in comments), start]
+        befores = [previous_end, *lines]
+        gaps = [self._blank_before(line, befores[i]) for i, line in enumerate(lines)]
         if blank and not any(gaps):
             gaps[0] = True
         for gap, comment in zip(gaps, [*comments, None], strict=True):

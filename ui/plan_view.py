@@ -8,7 +8,7 @@ from skopt.compiler.plan import PHASE_ORDER, Budget, Count, Job, ModelSettings, 
 
 
 def count_text(c: Count, approx: bool = False) -> str:
-    """`180`, or `[0, 1_440] ~720` where outcomes decide (digits grouped as a recipe writes them)."""
+    """`180`, or `[0, 1_440] ~720` where outcomes decide; digits grouped as in a recipe."""
     mark = "~" if approx else ""
     if c.min == c.max:
         return f"{mark}{c.min:_}"
