@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from skopt.compiler.plan import PHASE_ORDER, Budget, Count, Job, ModelSettings, Plan, Usd, Verdict
+from skopt.compiler.plan import (
+    PHASE_ORDER,
+    Budget,
+    Count,
+    EnvSettings,
+    Job,
+    ModelSettings,
+    Plan,
+    Usd,
+    Verdict,
+)
 
 
 def count_text(c: Count, approx: bool = False) -> str:
@@ -37,6 +47,8 @@ def render_plan(plan: Plan) -> str:
         lines.append("sleep job: preview it with 'skopt sleep dry-run'")
         return "\n".join(lines)
     lines += ["", "models"] + [f"  {_model_line(m)}" for m in plan.models if m.name in used]
+    envs = {job.train.env for job in plan.jobs}
+    lines += ["", "envs"] + [f"  {_env_line(e)}" for e in plan.envs if e.name in envs]
     if len(plan.jobs) == 1:
         lines += _job_lines(plan.jobs[0], plan.budget)
     else:
@@ -62,6 +74,22 @@ def _model_line(m: ModelSettings) -> str:
             f" per {price.per:,} ({price.source})"
         )
     return " · ".join(parts)
+
+
+def _env_line(e: EnvSettings) -> str:
+    kind = e.kind + (
+        f"({', '.join(f'{k} = {v}' for k, v in e.kind_args.items())})" if e.kind_args else ""
+    )
+    source = e.data or ", ".join(f"{k} = {v}" for k, v in e.files.items()) or "generated"
+    metric = e.metric + "".join(f"({k} = {v:g})" for k, v in e.metric_args.items())
+    split = (
+        f"split {e.split.train:.0%}/{e.split.valid:.0%}/{e.split.test:.0%} seed {e.split.seed}"
+        if e.split
+        else "split by files"
+    )
+    return (
+        f"{e.name}: {kind} · {source} · metric {metric} · answer_format {e.answer_format} · {split}"
+    )
 
 
 def _job_lines(job: Job, budget: Budget) -> list[str]:
