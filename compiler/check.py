@@ -211,7 +211,7 @@ def _check_child(block: ast.Block, spec: BlockSpec, resolved: Resolved, report: 
 
 
 def _unknown_key(name: ast.Name, spec: BlockSpec, report: Reporter, noun: str = "key") -> None:
-    choices = [*spec.keys, *spec.children]
+    choices = list(dict.fromkeys([*spec.keys, *spec.children]))
     help = did_you_mean(name.name, choices) or f"{spec.kind} takes: {', '.join(choices)}"
     report(
         error(
@@ -237,7 +237,12 @@ def _check_sweep(block: ast.Block, report: Reporter) -> dict[str, tuple[list[Che
             continue
         key = member.key.name
         if key not in SWEEPABLE:
-            help = did_you_mean(key, SWEEPABLE) or f"sweepable keys: {', '.join(SWEEPABLE)}"
+            fixed = key in TRAIN.keys
+            help = (
+                "a sweep varies training settings; target, optimizer, env and out stay fixed"
+                if fixed
+                else did_you_mean(key, SWEEPABLE) or f"sweepable keys: {', '.join(SWEEPABLE)}"
+            )
             report(
                 error(
                     f"'{key}' cannot be swept", member.key.span, "not a sweepable train key", help
@@ -390,24 +395,8 @@ def _check_train(out: CheckedRecipe, job: Resolved, report: Reporter) -> None:
         found = f"{len(out.envs)} are declared" if out.envs else "none is declared"
         report(error("train needs 'env'", job.block.kind.span, f"which env to train on: {found}"))
         job.values["env"] = INVALID
-    _check_schedule(job, report)
     for child in ("gate", "slow_update"):
         _check_not_test(job.children.get(child), report)
-
-
-def _check_schedule(job: Resolved, report: Reporter) -> None:
-    lr = job.get("lr")
-    if isinstance(lr, Func) and lr.name in ("linear", "cosine"):
-        high, low = lr.args.get("max"), lr.args.get("min")
-        if isinstance(high, int) and isinstance(low, int) and low > high:
-            report(
-                error(
-                    f"min > max in {lr.name}({high}, {low})",
-                    job.span_of("lr"),
-                    "min must not exceed max",
-                    f"swap them: {lr.name}(max = {low}, min = {high})",
-                )
-            )
 
 
 def _check_not_test(block: Resolved | None, report: Reporter) -> None:

@@ -27,7 +27,7 @@ from skopt.compiler.overrides import COMMAND_LINE, apply_sets, command_line_sour
 from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan
 from skopt.compiler.scope import load
 from skopt.compiler.settings import budget_settings, env_settings, model_settings, train_settings
-from skopt.grammar.source import Diagnostic, has_errors, warning
+from skopt.grammar.source import Diagnostic, Span, error, has_errors, warning
 
 
 @dataclass
@@ -46,7 +46,7 @@ def compile_recipe(path: str, sets: Sequence[str] = ()) -> Compiled:
     result = Compiled(None, list(scope.diagnostics), dict(scope.sources))
     if sets:
         result.sources[COMMAND_LINE] = command_line_source(sets)
-    if not result.ok:
+    if scope.broken:
         return result
     blocks, problems = apply_sets(scope.blocks, sets)
     result.diagnostics += problems
@@ -61,7 +61,7 @@ def compile_recipe(path: str, sets: Sequence[str] = ()) -> Compiled:
 def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compiled) -> Plan | None:
     models = {name: model_settings(m) for name, m in checked.models.items()}
     envs = {name: env_settings(e) for name, e in checked.envs.items()}
-    budget, budget_block = _budget(checked)
+    budget, budget_blocks = _budget(checked)
     jobs: list[Job] = []
     job = checked.job
     if job is not None:
@@ -69,7 +69,9 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
         result.diagnostics += api_key_warnings(checked, used)
         result.diagnostics += _price_warnings(checked, models, used)
         if job.spec.kind == "train":
-            jobs = _train_jobs(checked, job, models, envs, budget, budget_block, result.diagnostics)
+            jobs = _train_jobs(
+                checked, job, models, envs, budget, budget_blocks, result.diagnostics
+            )
     if not result.ok:
         return None
     kind = job.spec.kind if job else "none"
@@ -86,15 +88,17 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
     )
 
 
-def _budget(checked: CheckedRecipe) -> tuple[Budget, Resolved | None]:
-    """The top-level budget, overridden key by key by one inside the job block."""
-    outer = checked.budget
+def _budget(checked: CheckedRecipe) -> tuple[Budget, list[Resolved]]:
+    """The top-level budget, overridden key by key by one inside the job block.
+
+    Also returns the blocks that set it, innermost first, to point diagnostics at.
+    """
     inner = checked.job.children.get("budget") if checked.job else None
-    merged = budget_settings(outer).model_dump()
-    for key, value in budget_settings(inner).model_dump().items():
-        if value is not None:
-            merged[key] = value
-    return Budget(**merged), inner or outer
+    blocks = [b for b in (inner, checked.budget) if b is not None]
+    merged: dict[str, object] = {}
+    for block in reversed(blocks):
+        merged |= {k: v for k, v in budget_settings(block).model_dump().items() if v is not None}
+    return Budget.model_validate(merged), blocks
 
 
 def _price_warnings(
@@ -124,7 +128,7 @@ def _train_jobs(
     models: dict[str, ModelSettings],
     envs: dict[str, EnvSettings],
     budget: Budget,
-    budget_block: Resolved | None,
+    budget_blocks: list[Resolved],
     diagnostics: list[Diagnostic],
 ) -> list[Job]:
     env_name = str(job.values["env"])
@@ -145,20 +149,21 @@ def _train_jobs(
         )
         built = build_job(cell_name(overrides), overrides, inputs, diagnostics, job)
         built = built.model_copy(update={"verdict": budgets.verdict(built, budget, models)})
-        where = _budget_span(budget_block, built)
+        where = _budget_span(budget_blocks, built)
         diagnostics += budgets.diagnostics(built, where) if where else []
         jobs.append(built)
     return jobs
 
 
-def _budget_span(block: Resolved | None, job: Job):  # type: ignore[no-untyped-def]
-    if block is None or job.verdict is None:
+def _budget_span(blocks: list[Resolved], job: Job) -> Span | None:
+    """Where the binding limit is written (inner budget first), or the budget block."""
+    if not blocks or job.verdict is None:
         return None
-    limits = [{"usd": "usd", "calls": "calls", "tokens": "tokens"}[k] for k in job.verdict.limits]
-    for key in limits:
-        if block.written(key):
-            return block.span_of(key)
-    return block.block.kind.span
+    for key in job.verdict.limits:
+        for block in blocks:
+            if block.written(key):
+                return block.span_of(key)
+    return blocks[0].block.kind.span
 
 
 def _skill_text(job: Resolved, diagnostics: list[Diagnostic]) -> str | None:
@@ -167,11 +172,12 @@ def _skill_text(job: Resolved, diagnostics: list[Diagnostic]) -> str | None:
         return ""
     try:
         return Path(skill).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        from skopt.grammar.source import error
-
-        diagnostics.append(error(f"cannot read the skill: {exc}", job.span_of("skill")))
-        return None
+    except UnicodeDecodeError:
+        problem = f"the skill file {skill} is not valid UTF-8"
+    except OSError as exc:
+        problem = f"cannot read the skill file {skill}: {exc.strerror or exc}"
+    diagnostics.append(error(problem, job.span_of("skill"), "this skill"))
+    return None
 
 
 def stale(plan: Plan) -> list[str]:

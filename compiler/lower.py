@@ -197,7 +197,7 @@ def _noisy_gate(train: TrainSettings, size: int, job_block: Resolved) -> Diagnos
         f"the gate scores {size} {train.gate.split} items: gate decisions will be noisy",
         where,
         f"fewer than {NOISY_GATE} items",
-        help="give the valid split more items, or raise gate samples",
+        help="raise gate samples" if train.gate.samples else "give the split more items",
     )
 
 

@@ -41,6 +41,14 @@ def apply_sets(
             )
             continue
         offset = len(PREFIX) + len(key) + 1
+        if not text.strip():
+            where = Span(COMMAND_LINE, line, offset + 1, line, offset + 2)
+            diagnostics.append(error(f"--set {key}= needs a value", where, "no value after '='"))
+            continue
+        if any(not part.strip() for part in key.split(".")):
+            where = Span(COMMAND_LINE, line, col, line, col + len(key))
+            diagnostics.append(error(f"empty name in --set key '{key}'", where, "write BLOCK.KEY"))
+            continue
         value, problems = parse_setting("\n" * index + " " * offset + text, COMMAND_LINE)
         diagnostics.extend(problems)
         if value is None:

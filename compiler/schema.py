@@ -49,7 +49,19 @@ class BlockSpec:
 PROVIDERS = ("openai", "anthropic", "local", "sim", "replay")
 SPLITS = ("train", "valid", "test")
 
+
+def _min_not_above_max(lr: Func) -> tuple[str, str] | None:
+    high, low = lr.args.get("max"), lr.args.get("min")
+    if isinstance(high, int) and isinstance(low, int) and low > high:
+        return (
+            f"min > max in {lr.name}(max = {high}, min = {low})",
+            f"swap them: {lr.name}(max = {low}, min = {high})",
+        )
+    return None
+
+
 SCHEDULE = Choice(
+    rule=_min_not_above_max,
     words=("autonomous",),
     calls={
         "constant": {"n": Param(Int(min=1))},

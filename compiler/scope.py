@@ -25,6 +25,7 @@ class Scope:
     """Everything read for one recipe: the merged blocks, every source text, diagnostics."""
 
     root: str
+    broken: bool = False  # a file could not be read or parsed: nothing further is checked
     blocks: list[ast.Block] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -47,16 +48,24 @@ def _load_file(
         scope.diagnostics.append(
             error(f"import cycle: {chain}", span, "imports a file that imports this one")
         )
+        scope.broken = True
         return None
     text, problem = read_source(path)
-    if text is None:
-        assert problem is not None
-        scope.diagnostics.append(problem if span is None else _import_problem(path, span))
+    if problem is not None:
+        scope.broken = True
+        if span is not None and not path.exists():
+            scope.diagnostics.append(
+                error(f"imported file not found: {path}", span, "no such file")
+            )
+            return None
+        scope.sources[str(path)] = text
+        scope.diagnostics.append(problem)
         return None
     scope.sources[str(path)] = text
     parsed = parse(text, str(path))
     scope.diagnostics.extend(parsed.diagnostics)
     if parsed.recipe is None:
+        scope.broken = True
         return None
     recipe = parsed.recipe
     _check_header(recipe, scope)
@@ -73,12 +82,6 @@ def _load_file(
 def _import_path(imp: ast.Import) -> Path:
     written = Path(imp.path.value)
     return written if written.is_absolute() else Path(imp.path.span.path).parent / written
-
-
-def _import_problem(path: Path, span: Span) -> Diagnostic:
-    if path.exists():
-        return error(f"cannot import {path}: it is not a readable UTF-8 file", span)
-    return error(f"imported file not found: {path}", span, "no such file")
 
 
 def _check_header(recipe: ast.Recipe, scope: Scope) -> None:
@@ -119,7 +122,7 @@ def _without_duplicates(
             first = kept[key].span
             diagnostics.append(
                 error(
-                    f"duplicate {block.label}",
+                    f"{block.label} is declared twice",
                     (block.name or block.kind).span,
                     "declared again here",
                     help=f"first declared at {first.line}:{first.col}",

@@ -136,14 +136,17 @@ class Unit:
                     f"missing unit: expected {self.describe()}",
                     value.span,
                     "a bare number has no unit",
-                    help=f"write {_with_unit(value.text, self.unit)}",
+                    help=f"write {_with_unit(value, self.unit)}",
                 )
             )
             return INVALID
         return _wrong(value, self.describe(), report)
 
 
-def _with_unit(text: str, unit: str) -> str:
+def _with_unit(number: ast.Number, unit: str) -> str:
+    if unit == "percent" and isinstance(number.value, float) and number.value <= 1:
+        return f"{number.value * 100:g}%"  # a fraction written as 0.6 means 60%
+    text = number.text
     return {"percent": f"{text}%", "money": f"${text}", "duration": f"{text}s"}.get(unit, text)
 
 
@@ -209,7 +212,14 @@ class PathTo:
         path = resolve(value)
         exists = path.is_file() if self.kind == "file" else path.is_dir()
         if not exists:
-            report(error(f"{self.kind} not found: {value.value}", value.span, f"looked for {path}"))
+            other = "folder" if self.kind == "file" else "file"
+            wrong = path.exists()
+            message = (
+                f"{value.value} is a {other}, not a {self.kind}"
+                if wrong
+                else f"{self.kind} not found: {value.value}"
+            )
+            report(error(message, value.span, f"looked for {path}"))
             return INVALID
         return str(path)
 
@@ -269,6 +279,8 @@ class Choice:
     words: tuple[str, ...] = ()
     calls: Mapping[str, Mapping[str, Param]] = field(default_factory=dict)
     what: str = "value"
+    # a rule across arguments: returns (message, help) when a checked call breaks it
+    rule: Callable[[Func], tuple[str, str] | None] | None = None
 
     def describe(self) -> str:
         names = [*self.words, *(f"{c}(...)" for c in self.calls)]
@@ -360,7 +372,14 @@ class Choice:
                 ok = False
             else:
                 args[key] = param.default
-        return Func(call.func.name, args) if ok else INVALID
+        if not ok:
+            return INVALID
+        checked = Func(call.func.name, args)
+        broken = self.rule(checked) if self.rule else None
+        if broken:
+            report(error(broken[0], call.span, "not a valid combination", broken[1]))
+            return INVALID
+        return checked
 
 
 @dataclass(frozen=True)

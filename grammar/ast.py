@@ -85,8 +85,8 @@ class Block:
 
     @property
     def label(self) -> str:
-        """How a person names this block: `model target`, `train`."""
-        return f"{self.kind.name} {self.name.name}" if self.name else self.kind.name
+        """How a person names this block: `model 'target'`, `train`."""
+        return f"{self.kind.name} '{self.name.name}'" if self.name else self.kind.name
 
 
 @dataclass(frozen=True, slots=True)

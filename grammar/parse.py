@@ -139,7 +139,7 @@ def _run(text: str, path: str, start: str) -> object:
     try:
         return _ToAst(path).transform(_parser().parse(text, start=start))
     except (UnexpectedInput, TooDeep) as exc:
-        raise _translate(exc, text, path) from None
+        raise _translate(exc, text, path, start) from None
     except VisitError as exc:
         if isinstance(exc.orig_exc, _Failure):
             raise exc.orig_exc from None
@@ -203,7 +203,7 @@ def _word_order(word: str) -> tuple[int, str]:
     return (0 if word.startswith("'") else 1, word)
 
 
-def _translate(exc: LarkError, text: str, path: str) -> _Failure:
+def _translate(exc: LarkError, text: str, path: str, start: str) -> _Failure:
     if isinstance(exc, TooDeep):
         message = f"blocks, lists and calls nested deeper than {MAX_NESTING} levels"
         return _Failure(error(message, _token_span(exc.token, path), "too deep"), at_end=True)
@@ -213,19 +213,51 @@ def _translate(exc: LarkError, text: str, path: str) -> _Failure:
     tok = exc.token
     expected = _accepted(exc)
     if tok.type == "$END":
-        return _Failure(_unexpected_end(text, path, expected), at_end=True)
+        return _Failure(_unexpected_end(text, path, expected, start), at_end=True)
+    directive = _directive_problem(tok, expected, text, path)
+    if directive is not None:
+        return _Failure(directive)
+    expected, help = _hint(tok, expected, text)
     found = _WORDS.get(tok.type, repr(str(tok)))
     if tok.type in ("NAME", "NUMBER", "QUANTITY", "STRING"):
         found = f"{_WORDS[tok.type]} '{_short(str(tok))}'"
-    help = ""
-    if expected == {"LBRACE"}:
-        # only after `kind name`: the writer most often meant `key = value`
-        expected = {"EQUAL", "LBRACE"}
-        help = "write a setting as 'key = value', a block as 'kind name { ... }'"
-    elif tok.type == "EQUAL" and not _open_brackets(text, tok.start_pos or 0):
-        help = "settings go inside a block, e.g. 'train { epochs = 4 }'"
-    message = f"expected {_expected_words(expected)}, found {found}"
+    words = _expected_words(expected).replace("the end of the file", _END[start])
+    message = f"expected {words}, found {found}"
     return _Failure(error(message, _token_span(tok, path), "unexpected here", help))
+
+
+_END = {"start": "the end of the file", "setting": "the end of the value"}
+_VALUE_TOKENS = {"NUMBER", "QUANTITY", "STRING", "LONG_STRING", "LSQB"}
+
+
+def _hint(tok: Token, expected: set[str], text: str) -> tuple[set[str], str]:
+    """What to suggest for the commonest slips; returns the expected set to report, and help."""
+    top_level = not _open_brackets(text, tok.start_pos or 0)
+    if expected == {"LBRACE"} or ("EQUAL" in expected and tok.type in _VALUE_TOKENS):
+        # after `key` or `kind name`: the writer most often meant `key = value`
+        return {
+            "EQUAL",
+            "LBRACE",
+        }, "write a setting as 'key = value', a block as 'kind name { ... }'"
+    if tok.type == "EQUAL" and top_level:
+        return expected, "settings go inside a block, e.g. 'train { epochs = 4 }'"
+    if tok.type == "RBRACE" and top_level:
+        return expected, "this '}' closes no block"
+    return expected, ""
+
+
+def _directive_problem(tok: Token, expected: set[str], text: str, path: str) -> Diagnostic | None:
+    """`import base` or `skopt one`: a directive with the wrong kind of argument."""
+    if expected != {"LBRACE"} or _open_brackets(text, tok.start_pos or 0):
+        return None
+    words = text.split("\n")[(tok.line or 1) - 1].split()
+    if len(words) < 2 or words[0] not in ("import", "skopt"):
+        return None
+    wants = "a file name in quotes" if words[0] == "import" else "a version number"
+    col = text.split("\n")[(tok.line or 1) - 1].index(words[1], len(words[0])) + 1
+    span = Span(path, tok.line or 1, col, tok.line or 1, col + len(words[1]))
+    example = f'import "{words[1]}.skopt"' if words[0] == "import" else "skopt 1"
+    return error(f"'{words[0]}' takes {wants}", span, "not valid here", f"write {example}")
 
 
 def _accepted(exc: UnexpectedToken) -> set[str]:
@@ -238,7 +270,7 @@ def _accepted(exc: UnexpectedToken) -> set[str]:
     return names - {"_NL"} if len(names) > 1 else names
 
 
-def _unexpected_end(text: str, path: str, expected: set[str]) -> Diagnostic:
+def _unexpected_end(text: str, path: str, expected: set[str], start: str) -> Diagnostic:
     opened = _open_brackets(text, len(text))
     if opened:
         tok = opened[-1]
@@ -251,7 +283,8 @@ def _unexpected_end(text: str, path: str, expected: set[str]) -> Diagnostic:
     lines = text.rstrip().split("\n")
     line, col = len(lines), len(lines[-1]) + 1
     span = Span(path, line, col, line, col + 1)
-    return error(f"unexpected end of file: expected {_expected_words(expected)}", span)
+    where = "end of file" if start == "start" else "end of the value"
+    return error(f"unexpected {where}: expected {_expected_words(expected)}", span)
 
 
 def _open_brackets(text: str, upto: int) -> list[Token]:

@@ -90,13 +90,13 @@ MAX_SHOWN_LINE = 200
 def render(diagnostic: Diagnostic, sources: Mapping[str, str]) -> str:
     """Render one diagnostic in the SPEC §3 format, quoting the source line with carets."""
     span = diagnostic.span
+    number = str(span.line)
+    gutter = " " * len(number)
     head = f"{diagnostic.severity.value}: {diagnostic.message}"
-    lines = [head, f"  --> {span.path}:{span.line}:{span.col}"]
+    lines = [head, f"{gutter}--> {span.path}:{span.line}:{span.col}"]
     text = sources.get(span.path)
     source_lines = text.splitlines() if text is not None else []
     if 1 <= span.line <= len(source_lines):
-        number = str(span.line)
-        gutter = " " * len(number)
         shown, col = _window(source_lines[span.line - 1], span.col)
         width = span.end_col - span.col if span.end_line == span.line else len(shown) - col + 1
         carets = "^" * max(1, min(width, len(shown) - col + 2))
@@ -107,9 +107,9 @@ def render(diagnostic: Diagnostic, sources: Mapping[str, str]) -> str:
             f"{gutter} | {' ' * (col - 1)}{carets}{label}",
         ]
     elif diagnostic.label:
-        lines.append(f"   = note: {diagnostic.label}")
+        lines.append(f"{gutter} = note: {diagnostic.label}")
     if diagnostic.help:
-        lines.append(f"   = help: {diagnostic.help}")
+        lines.append(f"{gutter} = help: {diagnostic.help}")
     return "\n".join(lines)
 
 
@@ -129,18 +129,24 @@ def render_all(diagnostics: Iterable[Diagnostic], sources: Mapping[str, str]) ->
     return "\n\n".join(render(d, sources) for d in ordered)
 
 
-def read_source(path: Path) -> tuple[str | None, Diagnostic | None]:
-    """A recipe file's text; invalid UTF-8 is a diagnostic at the first bad byte."""
+def read_source(path: Path) -> tuple[str, Diagnostic | None]:
+    """A recipe file's text (a leading BOM dropped), or a diagnostic saying why it cannot be used.
+
+    Invalid UTF-8 is reported at the first bad byte; the text returned then has the bad bytes
+    replaced, so that the diagnostic can still quote the line.
+    """
     shown = str(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
-        return None, error(f"cannot read {shown}: {exc.strerror or exc}", Span.point(shown))
+        return "", error(f"cannot read {shown}: {exc.strerror or exc}", Span.point(shown))
+    data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         before = data[: exc.start]
         line = before.count(b"\n") + 1
-        col = len(before) - (before.rfind(b"\n") + 1) + 1
+        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
         span = Span(shown, line, col, line, col + 1)
-        return None, error("the file is not valid UTF-8", span, f"byte 0x{data[exc.start]:02x}")
+        problem = error("the file is not valid UTF-8", span, f"byte 0x{data[exc.start]:02x}")
+        return data.decode("utf-8", "replace"), problem

@@ -69,10 +69,11 @@ def fmt(recipes: tuple[str, ...], check_only: bool) -> None:
     changed = errors = False
     for recipe in recipes:
         text, problem = read_source(Path(recipe))
-        parsed = parse(text, recipe) if text is not None else None
-        if text is None or parsed is None or parsed.recipe is None:
-            problems = [problem] if problem else list(parsed.diagnostics) if parsed else []
-            print_diagnostics(problems, {recipe: text or ""})
+        parsed = parse(text, recipe) if problem is None else None
+        if parsed is None or parsed.recipe is None:
+            print_diagnostics(
+                [problem] if problem else parsed.diagnostics if parsed else [], {recipe: text}
+            )
             errors = True
             continue
         formatted = format_recipe(parsed.recipe, text)

@@ -116,8 +116,8 @@ def _job_lines(job: Job, budget: Budget) -> list[str]:
         "",
         f"splits      train {job.splits.train} · valid {job.splits.valid} · test {job.splits.test}"
         f"   (assignment {job.assignment_hash[:12]})",
-        f"schedule    {job.schedule.steps_per_epoch} steps/epoch × {t.epochs} epochs"
-        f" = {job.schedule.total_steps} steps",
+        f"schedule    {_n(job.schedule.steps_per_epoch, 'step')}/epoch × {_n(t.epochs, 'epoch')}"
+        f" = {_n(job.schedule.total_steps, 'step')}",
         f"lr by step  {_lr_text(job.schedule.lr)}",
         "",
         *_calls_table(job),
@@ -126,6 +126,10 @@ def _job_lines(job: Job, budget: Budget) -> list[str]:
     ]
     lines += ["", f"budget      {_verdict_text(budget, job.verdict)}"]
     return lines
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _on(flag: bool) -> str:

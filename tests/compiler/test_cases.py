@@ -9,7 +9,6 @@ Each bad/warn case states its first diagnostic in its own first lines:
 
     # expect: [PATH:]LINE:COL MESSAGE
     # contains: TEXT      (optional, repeatable: a line the rendered output must contain)
-    # xfail: WHY          (optional: the expectation is right, the compiler is not yet)
 
 The first `expect` line must be the first error (bad) or first warning (warn) in position
 order, and its MESSAGE must occur in that diagnostic's message; further `expect` lines must
@@ -39,7 +38,6 @@ CASES = Path(__file__).parent / "cases"
 EXPECT = re.compile(
     r"^#\s*expect:\s*(?:(?P<path>\S+?):)?(?P<line>\d+):(?P<col>\d+)\s+(?P<message>.+)$"
 )
-XFAIL = re.compile(r"^#\s*xfail:\s*(?P<why>.+)$")
 CONTAINS = re.compile(r"^#\s*contains:\s*(?P<text>.+)$")
 
 
@@ -56,13 +54,11 @@ class Case:
     path: Path
     expects: tuple[Expect, ...]
     contains: tuple[str, ...]
-    xfail: str | None
 
 
 def read_case(path: Path) -> Case:
     expects: list[Expect] = []
     contains: list[str] = []
-    xfail = None
     # leading comment lines only; read as bytes so that the invalid-UTF-8 case loads too
     for raw in path.read_bytes().split(b"\n"):
         line = raw.decode("utf-8", errors="replace").strip()
@@ -72,17 +68,13 @@ def read_case(path: Path) -> Case:
             expects.append(Expect(m["path"], int(m["line"]), int(m["col"]), m["message"].strip()))
         elif m := CONTAINS.match(line):
             contains.append(m["text"].strip())
-        elif m := XFAIL.match(line):
-            xfail = m["why"]
-    return Case(path, tuple(expects), tuple(contains), xfail)
+    return Case(path, tuple(expects), tuple(contains))
 
 
 def cases(folder: str) -> list[object]:
     params: list[object] = []
     for path in sorted((CASES / folder).glob("*.skopt")):
-        case = read_case(path)
-        marks = [pytest.mark.xfail(reason=case.xfail, strict=True)] if case.xfail else []
-        params.append(pytest.param(case, id=path.stem, marks=marks))
+        params.append(pytest.param(read_case(path), id=path.stem))
     return params
 
 
@@ -209,51 +201,30 @@ def test_sweep_has_one_job_per_cell(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- --set flags ------------------------------------------------------------------------------
 
-# id: (flags, expected first error as "LINE:COL MESSAGE" on the <command line> source, xfail)
-SET_CASES: dict[str, tuple[list[str], str, str | None]] = {
-    "not_a_number": (["train.epochs=abc"], "1:20 expected a whole number, found 'abc'", None),
-    "no_such_block": (["nosuch.x=1"], "1:7 no block 'nosuch' to set", None),
-    "unknown_key": (["train.epochz=3"], "1:13 unknown key 'epochz' in train", None),
-    "out_of_range": (["train.epochs=0"], "1:20 0 is out of range", None),
-    "no_block": (["epochs=3"], "1:7 --set needs BLOCK.KEY", None),
-    "no_equals": (["train.epochs"], "1:7 expected --set KEY=VALUE", None),
-    "missing_unit": (["budget.usd=25"], "1:18 missing unit: expected an amount such as $25", None),
-    "gate_test_split": (
-        ["train.gate.split=test"],
-        "1:24 the gate may not use the test split",
-        None,
-    ),
-    "two_values": (["train.epochs=3 4"], "1:22 found a number '4'", None),
-    "bad_number": (
-        ["train.seed=1", "train.out=2ms"],
-        "2:17 invalid number or quantity '2ms'",
-        None,
-    ),
+# id: (flags, expected first error as "LINE:COL MESSAGE" on the <command line> source)
+SET_CASES: dict[str, tuple[list[str], str]] = {
+    "not_a_number": (["train.epochs=abc"], "1:20 expected a whole number, found 'abc'"),
+    "no_such_block": (["nosuch.x=1"], "1:7 no block 'nosuch' to set"),
+    "unknown_key": (["train.epochz=3"], "1:13 unknown key 'epochz' in train"),
+    "out_of_range": (["train.epochs=0"], "1:20 0 is out of range"),
+    "no_block": (["epochs=3"], "1:7 --set needs BLOCK.KEY"),
+    "no_equals": (["train.epochs"], "1:7 expected --set KEY=VALUE"),
+    "missing_unit": (["budget.usd=25"], "1:18 missing unit: expected an amount such as $25"),
+    "gate_test_split": (["train.gate.split=test"], "1:24 the gate may not use the test split"),
+    "two_values": (["train.epochs=3 4"], "1:22 found a number '4'"),
+    "bad_number": (["train.seed=1", "train.out=2ms"], "2:17 invalid number or quantity '2ms'"),
     "second_flag_bad": (
         ["train.seed=1", "train.epochs=x"],
         "2:20 expected a whole number, found 'x'",
-        None,
     ),
-    "block_as_key": (["train.gate=3"], "1:13 'gate' is a block", None),
-    "empty_value": (
-        ["train.seed=1", "train.epochs="],
-        "2:20 expected a value",
-        "an empty value is reported at 1:1 of the first flag, as 'unexpected end of file'",
-    ),
+    "block_as_key": (["train.gate=3"], "1:13 'gate' is a block"),
+    "empty_value": (["train.seed=1", "train.epochs="], "2:20 --set train.epochs= needs a value"),
 }
 
 
 @pytest.mark.parametrize(
     ("flags", "expect"),
-    [
-        pytest.param(
-            flags,
-            expect,
-            id=name,
-            marks=[pytest.mark.xfail(reason=why, strict=True)] if why else [],
-        )
-        for name, (flags, expect, why) in SET_CASES.items()
-    ],
+    [pytest.param(flags, expect, id=name) for name, (flags, expect) in SET_CASES.items()],
 )
 def test_bad_set(
     flags: list[str], expect: str, snapshot_txt: SnapshotAssertion, monkeypatch: pytest.MonkeyPatch
