@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ def read_items(path: Path, fields: Fields, need_answer: bool = True) -> list[Ite
 
 def _read_records(path: Path) -> list[tuple[int, Mapping[str, object]]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is allowed
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read {path.name}: {exc}") from None
     suffix = path.suffix.lower()
@@ -58,20 +59,24 @@ def _read_records(path: Path) -> list[tuple[int, Mapping[str, object]]]:
     if suffix == ".json":
         return _json_array(text, path)
     if suffix == ".csv":
-        rows = csv.DictReader(text.splitlines())
-        return [(n + 2, row) for n, row in enumerate(rows)]
+        try:
+            rows = csv.DictReader(io.StringIO(text, newline=""))
+            return [(n + 2, row) for n, row in enumerate(rows)]
+        except csv.Error as exc:
+            raise DataError(f"{path.name}: not valid CSV ({exc})") from None
     raise DataError(f"{path.name}: data files are .jsonl, .json or .csv")
 
 
 def _jsonl(text: str, path: Path) -> list[tuple[int, Mapping[str, object]]]:
     out: list[tuple[int, Mapping[str, object]]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is data
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path.name}:{number}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "too deep or too large"
+            raise DataError(f"{path.name}:{number}: not valid JSON ({reason})") from None
         if not isinstance(record, dict):
             raise DataError(f"{path.name}:{number}: each line must be a JSON object")
         out.append((number, record))
@@ -83,6 +88,8 @@ def _json_array(text: str, path: Path) -> list[tuple[int, Mapping[str, object]]]
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path.name}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError):
+        raise DataError(f"{path.name}: not valid JSON (too deep or too large)") from None
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise DataError(f"{path.name}: expected a JSON array of objects")
     return [(n + 1, r) for n, r in enumerate(data)]

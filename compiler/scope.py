@@ -41,7 +41,13 @@ def load(path: str) -> Scope:
 def _load_file(
     path: Path, scope: Scope, stack: tuple[Path, ...], span: Span | None
 ) -> list[ast.Block] | None:
-    key = path.resolve()
+    try:
+        key = path.resolve()
+    except (OSError, ValueError, RuntimeError) as exc:
+        scope.broken = True
+        where = span or Span.point(str(path))
+        scope.diagnostics.append(error(f"cannot use the path {str(path)!r}", where, str(exc)))
+        return None
     if key in stack:
         chain = " -> ".join(p.name for p in (*stack[stack.index(key) :], key))
         assert span is not None
@@ -53,7 +59,7 @@ def _load_file(
     text, problem = read_source(path)
     if problem is not None:
         scope.broken = True
-        if span is not None and not path.exists():
+        if span is not None and not _exists(path):
             scope.diagnostics.append(
                 error(f"imported file not found: {path}", span, "no such file")
             )
@@ -82,6 +88,13 @@ def _load_file(
 def _import_path(imp: ast.Import) -> Path:
     written = Path(imp.path.value)
     return written if written.is_absolute() else Path(imp.path.span.path).parent / written
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _check_header(recipe: ast.Recipe, scope: Scope) -> None:

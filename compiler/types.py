@@ -209,8 +209,12 @@ class PathTo:
     def check(self, value: ast.Value, report: Sink) -> Checked:
         if not isinstance(value, ast.Str):
             return _wrong(value, f'a {self.kind} path in quotes, e.g. "data/items.jsonl"', report)
-        path = resolve(value)
-        exists = path.is_file() if self.kind == "file" else path.is_dir()
+        try:
+            path = resolve(value)
+            exists = path.is_file() if self.kind == "file" else path.is_dir()
+        except (OSError, ValueError, RuntimeError) as exc:
+            report(error(f"cannot use the path {value.value!r}", value.span, str(exc)))
+            return INVALID
         if not exists:
             other = "folder" if self.kind == "file" else "file"
             wrong = path.exists()

@@ -1,7 +1,7 @@
 """The recipe's syntax tree: frozen nodes, each with the span it came from.
 
-Spans are excluded from equality, so two trees compare equal when they say the same thing
-(`parse(fmt(x)) == parse(x)`), wherever their text sits.
+Spans and spellings (`1_000` or `1000`, a quoted or a triple-quoted string) are excluded from
+equality, so two trees compare equal when they mean the same thing: `parse(fmt(x)) == parse(x)`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ Unit = Literal["count", "percent", "money", "duration"]
 @dataclass(frozen=True, slots=True)
 class Str:
     value: str
-    text: str  # as written, quotes included
+    text: str = field(compare=False)  # as written, quotes included
     span: Span = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Number:
     value: int | float
-    text: str
+    text: str = field(compare=False)
     span: Span = field(compare=False)
 
 
@@ -34,7 +34,7 @@ class Quantity:
 
     value: int | float
     unit: Unit
-    text: str
+    text: str = field(compare=False)
     span: Span = field(compare=False)
 
 

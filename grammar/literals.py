@@ -19,8 +19,17 @@ SUFFIXES: dict[str, tuple[Unit, int | float]] = {
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 
 
+MAX_DIGITS = 30
+
+
+class NumberTooLong(ValueError):
+    pass
+
+
 def parse_number(text: str) -> int | float:
     clean = text.replace("_", "")
+    if len(clean) > MAX_DIGITS:
+        raise NumberTooLong(text)
     if any(c in clean for c in ".eE"):
         return float(clean)
     return int(clean)

@@ -7,10 +7,11 @@ each worded in the recipe's own terms (`expected '=' or '{'`), never a parser to
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from lark import (
     Lark,
@@ -22,12 +23,21 @@ from lark import (
     v_args,
 )
 from lark.exceptions import LarkError, VisitError
-from lark.tree import Meta
+from lark.parsers.lalr_interactive_parser import InteractiveParser
+from lark.tree import Meta, Tree
 
 from skopt.grammar import ast
-from skopt.grammar.literals import parse_number, parse_quantity, undent, unescape
+from skopt.grammar.literals import (
+    MAX_DIGITS,
+    NumberTooLong,
+    parse_number,
+    parse_quantity,
+    undent,
+    unescape,
+)
 from skopt.grammar.source import Diagnostic, Span, error
 
+_T = TypeVar("_T")
 MAX_NESTING = 48
 MAX_SYNTAX_ERRORS = 20
 
@@ -91,28 +101,152 @@ class Parsed:
 
 
 def parse(text: str, path: str) -> Parsed:
-    """Parse recipe text. On syntax errors, keeps going line by line to report them all."""
-    diagnostics: list[Diagnostic] = []
-    seen_lines: set[int] = set()
-    current = text
-    for _ in range(MAX_SYNTAX_ERRORS):
+    """Parse recipe text. After a syntax error the parser goes back to the start of that line,
+    skips the line, and goes on, so that one pass reports the errors of every line."""
+    token = _comments.set([])
+    try:
+        recovery = _Recovery(text, path)
+        tree = recovery.run()
+        if recovery.diagnostics:
+            return Parsed(None, tuple(recovery.diagnostics))
+        assert isinstance(tree, Tree)
+        recipe = _ToAst(path).transform(tree)
+        comments = tuple(ast.Comment(str(t), _token_span(t, path)) for t in _comments.get())
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, _Failure):
+            return Parsed(None, (exc.orig_exc.diagnostic,))
+        raise
+    finally:
+        _comments.reset(token)
+    assert isinstance(recipe, ast.Recipe)
+    return Parsed(ast.Recipe(path, recipe.statements, comments), ())
+
+
+_BRACES = ("LBRACE", "RBRACE")
+_OPENERS, _CLOSERS = ("LBRACE", "LPAR", "LSQB"), ("RBRACE", "RPAR", "RSQB")
+
+
+class _Recovery:
+    """Feeds tokens to the LALR parser. On a syntax error it goes back to the state at the start
+    of that line, replays only the line's braces (so block structure survives) and skips the
+    rest of the line: one pass, each line's error reported once, no cascades."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text, self.path = text, path
+        self.parser = _parser().parse_interactive("", start="start")
+        self.line_start = _snapshot(self.parser)  # the state after the last newline
+        self.line_tokens: list[Token] = []  # fed since then
+        self.depth = self.line_start_depth = 0  # brackets open among the tokens fed
+        self.skip_line = 0
+        self.last: Token | None = None
+        self.diagnostics: list[Diagnostic] = []
+
+    def run(self) -> object | None:
+        for tok in _tokens(self.text, self.path, self.diagnostics):
+            if len(self.diagnostics) >= MAX_SYNTAX_ERRORS:
+                return None
+            if isinstance(tok, _LexProblem):
+                if tok.fatal:
+                    return None
+                self._skip(tok.line)
+            elif tok.line == self.skip_line:
+                if tok.type in _BRACES:
+                    self._replay_brace(tok)
+            else:
+                self._feed(tok)
         try:
-            recipe, comments = _parse_once(current, path)
-        except _Failure as failure:
-            diag = failure.diagnostic
-            line = diag.span.line
-            if line in seen_lines:
-                break
-            diagnostics.append(diag)
-            seen_lines.add(line)
-            if failure.at_end:
-                break
-            current = _blank_line(current, line)
-            continue
-        if diagnostics:
-            break
-        return Parsed(ast.Recipe(path, recipe.statements, comments), ())
-    return Parsed(None, tuple(diagnostics))
+            tree: object = self.parser.feed_eof(self.last)  # type: ignore[no-untyped-call]
+            return tree
+        except UnexpectedToken:
+            expected = _accepts(self.line_start, self.line_tokens)
+            self.diagnostics.append(_unexpected_end(self.text, self.path, expected, "start"))
+            return None
+
+    def _feed(self, tok: Token) -> None:
+        try:
+            self.parser.feed_token(tok)
+        except UnexpectedToken as exc:
+            expected = _accepts(self.line_start, self.line_tokens)
+            problem = _unexpected_token(
+                exc, expected, self.text, self.path, "start", self.depth == 0
+            )
+            self.diagnostics.append(problem)
+            self._skip(tok.line or 0)
+            if tok.type in _BRACES:
+                self._replay_brace(tok)
+            return
+        self.last = tok
+        self.line_tokens.append(tok)
+        self._count(tok)
+        if tok.type == "_NL":
+            self.line_start, self.line_start_depth = _snapshot(self.parser), self.depth
+            self.line_tokens = []
+
+    def _count(self, tok: Token) -> None:
+        self.depth += (tok.type in _OPENERS) - (tok.type in _CLOSERS)
+
+    def _skip(self, line: int) -> None:
+        braces = [t for t in self.line_tokens if t.type in _BRACES]
+        self.parser, self.depth = _snapshot(self.line_start), self.line_start_depth
+        self.line_tokens, self.skip_line = [], line
+        for brace in braces:
+            self._replay_brace(brace)
+
+    def _replay_brace(self, tok: Token) -> None:
+        """Open (as a block of no kind) or close a block, where the parser can take it."""
+        probe = _snapshot(self.parser)
+        try:
+            if tok.type == "LBRACE":
+                probe.feed_token(Token.new_borrow_pos("NAME", "_", tok))
+            probe.feed_token(tok)
+        except UnexpectedToken:
+            return
+        self.parser = probe
+        self._count(tok)
+
+
+def _snapshot(parser: InteractiveParser) -> InteractiveParser:
+    # values are shared, not deep-copied: the parser never mutates a finished subtree
+    copied: InteractiveParser = parser.copy(deepcopy_values=False)  # type: ignore[no-untyped-call]
+    return copied
+
+
+def _accepts(line_start: InteractiveParser, fed: list[Token]) -> set[str]:
+    """What the parser accepts after `fed` (exact, unlike the LALR lookahead sets)."""
+    probe = _snapshot(line_start)
+    try:
+        for tok in fed:
+            probe.feed_token(tok)
+        accepted: set[str] = probe.accepts()  # type: ignore[no-untyped-call]
+    except LarkError:
+        return set()
+    return _without_separators(accepted)
+
+
+@dataclass(frozen=True, slots=True)
+class _LexProblem:
+    line: int
+    fatal: bool = False
+
+
+def _tokens(text: str, path: str, diagnostics: list[Diagnostic]) -> Iterator[Token | _LexProblem]:
+    """The token stream; a bad character is reported, its line blanked, and lexing goes on."""
+    current, resume = text, 0
+    while True:
+        try:
+            for tok in _parser().lex(current, dont_ignore=False):
+                if (tok.start_pos or 0) >= resume:
+                    yield tok
+            return
+        except UnexpectedCharacters as exc:
+            diagnostics.append(_unexpected_character(exc, text, path))
+            yield _LexProblem(exc.line)
+            current = _blank_line(current, exc.line)
+            resume = exc.pos_in_stream or 0
+        except TooDeep as exc:
+            diagnostics.append(_too_deep(exc, path))
+            yield _LexProblem(0, fatal=True)
+            return
 
 
 def parse_setting(text: str, path: str) -> tuple[ast.Value | None, tuple[Diagnostic, ...]]:
@@ -128,10 +262,9 @@ def parse_setting(text: str, path: str) -> tuple[ast.Value | None, tuple[Diagnos
 
 
 class _Failure(Exception):
-    def __init__(self, diagnostic: Diagnostic, at_end: bool = False) -> None:
+    def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
-        self.at_end = at_end
 
 
 def _run(text: str, path: str, start: str) -> object:
@@ -144,17 +277,6 @@ def _run(text: str, path: str, start: str) -> object:
         if isinstance(exc.orig_exc, _Failure):
             raise exc.orig_exc from None
         raise
-
-
-def _parse_once(text: str, path: str) -> tuple[ast.Recipe, tuple[ast.Comment, ...]]:
-    token = _comments.set([])
-    try:
-        recipe = _run(text, path, "start")
-        assert isinstance(recipe, ast.Recipe)
-        comments = tuple(ast.Comment(str(t), _token_span(t, path)) for t in _comments.get())
-    finally:
-        _comments.reset(token)
-    return recipe, comments
 
 
 def _blank_line(text: str, line: int) -> str:
@@ -205,34 +327,50 @@ def _word_order(word: str) -> tuple[int, str]:
 
 def _translate(exc: LarkError, text: str, path: str, start: str) -> _Failure:
     if isinstance(exc, TooDeep):
-        message = f"blocks, lists and calls nested deeper than {MAX_NESTING} levels"
-        return _Failure(error(message, _token_span(exc.token, path), "too deep"), at_end=True)
+        return _Failure(_too_deep(exc, path))
     if isinstance(exc, UnexpectedCharacters):
         return _Failure(_unexpected_character(exc, text, path))
     assert isinstance(exc, UnexpectedToken)
-    tok = exc.token
     expected = _accepted(exc)
-    if tok.type == "$END":
-        return _Failure(_unexpected_end(text, path, expected, start), at_end=True)
-    directive = _directive_problem(tok, expected, text, path)
+    if exc.token.type == "$END":
+        return _Failure(_unexpected_end(text, path, expected, start))
+    return _Failure(_unexpected_token(exc, expected, text, path, start, top_level=False))
+
+
+def _too_deep(exc: TooDeep, path: str) -> Diagnostic:
+    message = f"blocks, lists and calls nested deeper than {MAX_NESTING} levels"
+    return error(message, _token_span(exc.token, path), "too deep")
+
+
+def _unexpected_token(
+    exc: UnexpectedToken,
+    expected: set[str],
+    text: str,
+    path: str,
+    start: str,
+    top_level: bool,
+) -> Diagnostic:
+    tok = exc.token
+    expected = expected or set(exc.expected)
+    directive = _directive_problem(tok, expected, text, path) if top_level else None
     if directive is not None:
-        return _Failure(directive)
-    expected, help = _hint(tok, expected, text)
+        return directive
+    expected, help = _hint(tok, expected, top_level)
     found = _WORDS.get(tok.type, repr(str(tok)))
     if tok.type in ("NAME", "NUMBER", "QUANTITY", "STRING"):
         found = f"{_WORDS[tok.type]} '{_short(str(tok))}'"
     words = _expected_words(expected).replace("the end of the file", _END[start])
-    message = f"expected {words}, found {found}"
-    return _Failure(error(message, _token_span(tok, path), "unexpected here", help))
+    return error(
+        f"expected {words}, found {found}", _token_span(tok, path), "unexpected here", help
+    )
 
 
 _END = {"start": "the end of the file", "setting": "the end of the value"}
 _VALUE_TOKENS = {"NUMBER", "QUANTITY", "STRING", "LONG_STRING", "LSQB"}
 
 
-def _hint(tok: Token, expected: set[str], text: str) -> tuple[set[str], str]:
+def _hint(tok: Token, expected: set[str], top_level: bool) -> tuple[set[str], str]:
     """What to suggest for the commonest slips; returns the expected set to report, and help."""
-    top_level = not _open_brackets(text, tok.start_pos or 0)
     if expected == {"LBRACE"} or ("EQUAL" in expected and tok.type in _VALUE_TOKENS):
         # after `key` or `kind name`: the writer most often meant `key = value`
         return {
@@ -248,13 +386,15 @@ def _hint(tok: Token, expected: set[str], text: str) -> tuple[set[str], str]:
 
 def _directive_problem(tok: Token, expected: set[str], text: str, path: str) -> Diagnostic | None:
     """`import base` or `skopt one`: a directive with the wrong kind of argument."""
-    if expected != {"LBRACE"} or _open_brackets(text, tok.start_pos or 0):
+    if expected != {"LBRACE"}:
         return None
-    words = text.split("\n")[(tok.line or 1) - 1].split()
+    pos = tok.start_pos or 0
+    line_text = text[text.rfind("\n", 0, pos) + 1 : (text.find("\n", pos) + 1 or len(text) + 1) - 1]
+    words = line_text.split()
     if len(words) < 2 or words[0] not in ("import", "skopt"):
         return None
     wants = "a file name in quotes" if words[0] == "import" else "a version number"
-    col = text.split("\n")[(tok.line or 1) - 1].index(words[1], len(words[0])) + 1
+    col = line_text.index(words[1], len(words[0])) + 1
     span = Span(path, tok.line or 1, col, tok.line or 1, col + len(words[1]))
     example = f'import "{words[1]}.skopt"' if words[0] == "import" else "skopt 1"
     return error(f"'{words[0]}' takes {wants}", span, "not valid here", f"write {example}")
@@ -266,8 +406,14 @@ def _accepted(exc: UnexpectedToken) -> set[str]:
         accepts = set(exc.interactive_parser.accepts())  # type: ignore[no-untyped-call]
     except LarkError:
         accepts = set()
-    names = accepts or set(exc.expected)
-    return names - {"_NL"} if len(names) > 1 else names
+    return _without_separators(accepts or set(exc.expected))
+
+
+def _without_separators(names: set[str]) -> set[str]:
+    """Between entries a newline or a comma may always come: naming them says nothing.
+    (Inside ( ) and [ ], where newlines are layout, a comma is worth naming.)"""
+    rest = names - {"_NL", "COMMA"} if "_NL" in names else names
+    return rest or names
 
 
 def _unexpected_end(text: str, path: str, expected: set[str], start: str) -> Diagnostic:
@@ -435,8 +581,17 @@ class _ToAst(Transformer[Token, object]):
         return ast.Str(undent(str(tok)[3:-3]), str(tok), self._span(tok))
 
     def NUMBER(self, tok: Token) -> ast.Number:
-        return ast.Number(parse_number(str(tok)), str(tok), self._span(tok))
+        return ast.Number(self._number(tok, parse_number), str(tok), self._span(tok))
 
     def QUANTITY(self, tok: Token) -> ast.Quantity:
-        value, unit = parse_quantity(str(tok))
+        value, unit = self._number(tok, parse_quantity)
         return ast.Quantity(value, unit, str(tok), self._span(tok))
+
+    def _number(self, tok: Token, read: Callable[[str], _T]) -> _T:
+        try:
+            return read(str(tok))
+        except NumberTooLong:
+            message = f"number too long: {_short(str(tok))}"
+            raise _Failure(
+                error(message, self._span(tok), f"at most {MAX_DIGITS} digits")
+            ) from None

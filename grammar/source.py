@@ -138,8 +138,9 @@ def read_source(path: Path) -> tuple[str, Diagnostic | None]:
     shown = str(path)
     try:
         data = path.read_bytes()
-    except OSError as exc:
-        return "", error(f"cannot read {shown}: {exc.strerror or exc}", Span.point(shown))
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return "", error(f"cannot read {shown}: {reason}", Span.point(shown))
     data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         return data.decode("utf-8"), None
