@@ -116,6 +116,32 @@ class TokenModel:
             input_exact=False,
         )
 
+    # Evidence: what an optimizer prompt carries beyond instructions and skill, (expected, max).
+
+    def step_evidence(
+        self, batch: Sequence[Item], answer: int, per_reflection: int, merge_batch: int
+    ) -> dict[PhaseName, tuple[float, float]]:
+        inputs = [self.item_tokens(i) for i in batch] or [0]
+        trajectory = (sum(inputs) / len(inputs) + answer, max(inputs) + self.target.max_tokens)
+        reflection = (self.expected_output("reflect"), self.optimizer.max_tokens)
+        return {
+            "reflect": (per_reflection * trajectory[0], per_reflection * trajectory[1]),
+            "aggregate": (merge_batch * reflection[0], merge_batch * reflection[1]),
+            "select": (self.expected_output("aggregate"), self.optimizer.max_tokens),
+            "update": (self.expected_output("select"), self.optimizer.max_tokens),
+        }
+
+    def slow_update_evidence(self, samples: Sequence[Item], answer: int) -> tuple[float, float]:
+        """Both epochs' trajectories on the same samples."""
+        inputs = sum(self.item_tokens(i) for i in samples)
+        return 2.0 * (inputs + len(samples) * answer), 2.0 * (
+            inputs + len(samples) * self.target.max_tokens
+        )
+
+    def meta_skill_evidence(self) -> tuple[float, float]:
+        summary = 4.0 * self.expected_output("reflect")
+        return summary, summary
+
     def expected_output(self, phase: PhaseName) -> int:
         extra = self.skill_tokens if phase == "update" else 0
         return min(self.optimizer.max_tokens, EXPECTED_OUTPUT.get(phase, 400) + extra)

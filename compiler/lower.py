@@ -37,7 +37,9 @@ from skopt.compiler.plan import (
     MetaSkill,
     ModelSettings,
     Phase,
+    PhaseName,
     Reflect,
+    RoleCalls,
     Rollout,
     Schedule,
     Select,
@@ -209,176 +211,126 @@ def _phases(
     steps_per_epoch: int,
     tokens: TokenModel,
 ) -> list[Phase]:
-    gate_calls = len(gate_items) * train.gate.repeats
-    gate_split = train.gate.split
-    answer = tokens.expected_answer(splits.train or gate_items)
-    out: list[Phase] = [
-        Baseline(
-            epoch=0,
-            step=0,
-            split=gate_split,
-            items=len(gate_items),
-            repeats=train.gate.repeats,
-            calls=[tokens.target_calls(P.baseline_calls(gate_calls), gate_items, answer)],
-        )
-    ]
+    write = _PhaseWriter(train, splits, gate_items, tokens)
+    out: list[Phase] = [write.baseline()]
     step = 0
     for epoch in range(1, train.epochs + 1):
         if epoch > 1:
-            out += _boundary(train, splits, epoch, step + 1, gate_items, gate_calls, tokens, answer)
+            out += write.boundary(epoch, step + 1)
         order = epoch_order(splits.train, train.seed, epoch)
         start = 0
         for size in batches(len(order), train.batch_size)[:steps_per_epoch]:
             step += 1
-            batch = order[start : start + size]
+            out += write.step(epoch, step, order[start : start + size], rates[step - 1])
             start += size
-            out += _step(
-                train, epoch, step, batch, rates[step - 1], gate_items, gate_calls, tokens, answer
-            )
     if train.test:
-        out.append(
-            FinalTest(
-                epoch=train.epochs + 1,
-                step=step + 1,
-                items=len(splits.test),
-                calls=[
-                    tokens.target_calls(P.final_test_calls(len(splits.test)), splits.test, answer)
-                ],
-            )
-        )
+        out.append(write.final_test(train.epochs + 1, step + 1))
     return out
 
 
-def _step(
-    train: TrainSettings,
-    epoch: int,
-    step: int,
-    batch: list[Item],
-    lr: int | None,
-    gate_items: list[Item],
-    gate_calls: int,
-    tokens: TokenModel,
-    answer: int,
-) -> list[Phase]:
-    shape = P.StepShape(
-        trajectories=len(batch) * train.rollouts,
-        minibatch=train.minibatch,
-        merge_batch=train.merge_batch,
-        reflect_successes=train.reflect == "all",
-        mode=train.mode,
-        autonomous=lr is None,
-        gate_calls=gate_calls,
-    )
-    calls = P.explain_step(shape)
-    trajectory = (
-        sum(tokens.item_tokens(i) for i in batch) / max(1, len(batch)) + answer,
-        tokens.target.max_tokens + max((tokens.item_tokens(i) for i in batch), default=0),
-    )
-    per_reflect = min(train.minibatch, shape.trajectories)
-    opt_out = (tokens.expected_output("reflect"), tokens.optimizer.max_tokens)
-    at = {"epoch": epoch, "step": step}
-    return [
-        Rollout(
-            **at,
-            items=len(batch),
-            rollouts=train.rollouts,
-            calls=[tokens.target_calls(calls["rollout", "target"], batch, answer)],
-        ),
-        Reflect(
-            **at,
-            trajectories=shape.trajectories,
-            minibatch=train.minibatch,
-            reflect=train.reflect,
-            calls=[
-                tokens.optimizer_calls(
-                    "reflect",
-                    calls["reflect", "optimizer"],
-                    (per_reflect * trajectory[0], per_reflect * trajectory[1]),
-                )
-            ],
-        ),
-        Aggregate(
-            **at,
-            merge_batch=train.merge_batch,
-            calls=[
-                tokens.optimizer_calls(
-                    "aggregate",
-                    calls["aggregate", "optimizer"],
-                    (train.merge_batch * opt_out[0], train.merge_batch * opt_out[1]),
-                )
-            ],
-        ),
-        Select(
-            **at,
-            lr=lr,
-            calls=[
-                tokens.optimizer_calls(
-                    "select",
-                    calls["select", "optimizer"],
-                    (tokens.expected_output("aggregate"), tokens.optimizer.max_tokens),
-                )
-            ],
-        ),
-        Update(
-            **at,
-            mode=train.mode,
-            calls=[
-                tokens.optimizer_calls(
-                    "update",
-                    calls["update", "optimizer"],
-                    (tokens.expected_output("select"), tokens.optimizer.max_tokens),
-                )
-            ],
-        ),
-        Gate(
-            **at,
-            split=train.gate.split,
-            items=len(gate_items),
-            repeats=train.gate.repeats,
-            calls=[tokens.target_calls(calls["gate", "target"], gate_items, answer)],
-        ),
-    ]
+class _PhaseWriter:
+    """Builds each typed phase with its calls per role: counts from `phases`, tokens from `cost`."""
 
+    def __init__(
+        self, train: TrainSettings, splits: Splits, gate_items: list[Item], tokens: TokenModel
+    ) -> None:
+        self.train, self.splits, self.gate_items, self.tokens = train, splits, gate_items, tokens
+        self.gate_calls = len(gate_items) * train.gate.repeats
+        self.answer = tokens.expected_answer(splits.train or gate_items)
 
-def _boundary(
-    train: TrainSettings,
-    splits: Splits,
-    epoch: int,
-    step: int,
-    gate_items: list[Item],
-    gate_calls: int,
-    tokens: TokenModel,
-    answer: int,
-) -> list[Phase]:
-    out: list[Phase] = []
-    slow = train.slow_update
-    if slow is not None:
-        samples = splits.get(slow.split)[: slow.samples]
-        calls = P.slow_update_calls(len(samples), gate_calls, slow.gate)
-        sample_items = samples + samples + (gate_items if slow.gate else [])
-        per_sample = sum(tokens.item_tokens(i) for i in samples) + len(samples) * answer
-        evidence = (2.0 * per_sample, 2.0 * (per_sample + len(samples) * tokens.target.max_tokens))
-        out.append(
-            SlowUpdate(
-                epoch=epoch,
-                step=step,
-                samples=len(samples),
-                gated=slow.gate,
-                calls=[
-                    tokens.target_calls(calls["target"], sample_items or samples, answer),
-                    tokens.optimizer_calls("slow_update", calls["optimizer"], evidence),
-                ],
-            )
+    def _target(self, calls: P.Span3, items: list[Item]) -> RoleCalls:
+        return self.tokens.target_calls(calls, items, self.answer)
+
+    def baseline(self) -> Phase:
+        gate = self.train.gate
+        calls = P.baseline_calls(self.gate_calls)
+        return Baseline(
+            epoch=0,
+            step=0,
+            split=gate.split,
+            items=len(self.gate_items),
+            repeats=gate.repeats,
+            calls=[self._target(calls, self.gate_items)],
         )
-    if train.meta_skill:
-        summary = 4.0 * tokens.expected_output("reflect")
-        out.append(
-            MetaSkill(
-                epoch=epoch,
-                step=step,
-                calls=[
-                    tokens.optimizer_calls("meta_skill", P.meta_skill_calls(), (summary, summary))
-                ],
-            )
+
+    def step(self, epoch: int, step: int, batch: list[Item], lr: int | None) -> list[Phase]:
+        t = self.train
+        shape = P.StepShape(
+            trajectories=len(batch) * t.rollouts,
+            minibatch=t.minibatch,
+            merge_batch=t.merge_batch,
+            reflect_successes=t.reflect == "all",
+            mode=t.mode,
+            autonomous=lr is None,
+            gate_calls=self.gate_calls,
         )
-    return out
+        calls = P.explain_step(shape)
+        evidence = self.tokens.step_evidence(
+            batch, self.answer, min(t.minibatch, shape.trajectories), t.merge_batch
+        )
+
+        def optimizer(phase: PhaseName) -> list[RoleCalls]:
+            return [self.tokens.optimizer_calls(phase, calls[phase, "optimizer"], evidence[phase])]
+
+        at = {"epoch": epoch, "step": step}
+        return [
+            Rollout(
+                **at,
+                items=len(batch),
+                rollouts=t.rollouts,
+                calls=[self._target(calls["rollout", "target"], batch)],
+            ),
+            Reflect(
+                **at,
+                trajectories=shape.trajectories,
+                minibatch=t.minibatch,
+                reflect=t.reflect,
+                calls=optimizer("reflect"),
+            ),
+            Aggregate(**at, merge_batch=t.merge_batch, calls=optimizer("aggregate")),
+            Select(**at, lr=lr, calls=optimizer("select")),
+            Update(**at, mode=t.mode, calls=optimizer("update")),
+            Gate(
+                **at,
+                split=t.gate.split,
+                items=len(self.gate_items),
+                repeats=t.gate.repeats,
+                calls=[self._target(calls["gate", "target"], self.gate_items)],
+            ),
+        ]
+
+    def boundary(self, epoch: int, step: int) -> list[Phase]:
+        """Slow update and meta skill, before every epoch from the second on."""
+        out: list[Phase] = []
+        slow = self.train.slow_update
+        if slow is not None:
+            samples = self.splits.get(slow.split)[: slow.samples]
+            calls = P.slow_update_calls(len(samples), self.gate_calls, slow.gate)
+            scored = samples + samples + (self.gate_items if slow.gate else [])
+            evidence = self.tokens.slow_update_evidence(samples, self.answer)
+            out.append(
+                SlowUpdate(
+                    epoch=epoch,
+                    step=step,
+                    samples=len(samples),
+                    gated=slow.gate,
+                    calls=[
+                        self._target(calls["target"], scored),
+                        self.tokens.optimizer_calls("slow_update", calls["optimizer"], evidence),
+                    ],
+                )
+            )
+        if self.train.meta_skill:
+            evidence = self.tokens.meta_skill_evidence()
+            meta = self.tokens.optimizer_calls("meta_skill", P.meta_skill_calls(), evidence)
+            out.append(MetaSkill(epoch=epoch, step=step, calls=[meta]))
+        return out
+
+    def final_test(self, epoch: int, step: int) -> Phase:
+        test = self.splits.test
+        return FinalTest(
+            epoch=epoch,
+            step=step,
+            items=len(test),
+            calls=[self._target(P.final_test_calls(len(test)), test)],
+        )
