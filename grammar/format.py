@@ -9,8 +9,8 @@ kept verbatim. Formatting is idempotent and never changes what the recipe means.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from skopt.grammar import ast
 from skopt.grammar.literals import escape
@@ -48,19 +48,18 @@ def _arg_text(arg: ast.Arg) -> str:
     return f"{arg.name.name} = {value_text(arg.value)}" if arg.name else value_text(arg.value)
 
 
-@dataclass
 class _Writer:
-    comments: list[ast.Comment]
-    source_lines: list[str]
+    """Writes members in source order; comments, sorted, are taken from the front as it goes."""
 
-    def __post_init__(self) -> None:
-        self.comments.sort(key=lambda c: (c.span.line, c.span.col))
+    def __init__(self, comments: list[ast.Comment], source_lines: list[str]) -> None:
+        self.comments = deque(sorted(comments, key=lambda c: (c.span.line, c.span.col)))
+        self.source_lines = source_lines
         self.out: list[str] = []
 
     def text(self) -> str:
         for comment in self.comments:  # anything left after the last statement
             self.out.append(comment.text.rstrip())
-        self.comments = []
+        self.comments.clear()
         while self.out and not self.out[-1]:
             self.out.pop()
         return "\n".join(self.out) + "\n" if self.out else ""
@@ -68,15 +67,14 @@ class _Writer:
     # -- comments and blank lines ---------------------------------------------------------
 
     def _take_before(self, line: int) -> list[ast.Comment]:
-        taken = [c for c in self.comments if c.span.line < line]
-        self.comments = [c for c in self.comments if c.span.line >= line]
+        taken = []
+        while self.comments and self.comments[0].span.line < line:
+            taken.append(self.comments.popleft())
         return taken
 
     def _take_on(self, line: int) -> ast.Comment | None:
-        for comment in self.comments:
-            if comment.span.line == line:
-                self.comments.remove(comment)
-                return comment
+        if self.comments and self.comments[0].span.line == line:
+            return self.comments.popleft()
         return None
 
     def _blank_before(self, line: int, previous_end: int | None) -> bool:
@@ -139,13 +137,8 @@ class _Writer:
 
     def _inline(self, block: ast.Block, head: str) -> str | None:
         span = block.span
+        # a block on one line holds no comment: a comment would run to the end of the line
         if span.line != span.end_line or any(isinstance(m, ast.Block) for m in block.body):
-            return None
-        if any(
-            span.line <= c.span.line < span.end_line
-            or (c.span.line == span.line and c.span.col < span.end_col)
-            for c in self.comments
-        ):
             return None
         body = ", ".join(
             f"{m.key.name} = {value_text(m.value)}" for m in block.body if isinstance(m, ast.Entry)
