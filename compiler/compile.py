@@ -16,12 +16,15 @@ from skopt.compiler.check import CheckedRecipe, Resolved, api_key_warnings, chec
 from skopt.compiler.dataset import DataError
 from skopt.compiler.lock import changes, hashes, version
 from skopt.compiler.lower import (
+    MAX_STEPS,
     JobInputs,
     build_job,
     cell_name,
     data_problem,
     load_splits,
     sweep_cells,
+    too_many_steps,
+    total_steps,
 )
 from skopt.compiler.overrides import COMMAND_LINE, apply_sets, command_line_source
 from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan
@@ -144,6 +147,9 @@ def _train_jobs(
     jobs = []
     for overrides in sweep_cells(checked.sweep):
         train = train_settings(job, overrides)
+        if total_steps(train, splits) > MAX_STEPS:
+            diagnostics.append(too_many_steps(train, splits, job))
+            return []
         inputs = JobInputs(
             train, splits, models[train.target], models[train.optimizer], env, skill_text
         )

@@ -54,6 +54,26 @@ from skopt.compiler.types import Checked, Func
 from skopt.grammar.source import Diagnostic, error, warning
 
 NOISY_GATE = 10
+MAX_STEPS = 10_000  # far beyond any real run; keeps a typo (epochs = 10000) from a long plan
+
+
+def total_steps(train: TrainSettings, splits: Splits) -> int:
+    return steps_per_epoch(train, splits) * train.epochs
+
+
+def steps_per_epoch(train: TrainSettings, splits: Splits) -> int:
+    return math.ceil(len(splits.train) / train.batch_size)
+
+
+def too_many_steps(train: TrainSettings, splits: Splits, job_block: Resolved) -> Diagnostic:
+    where = job_block.span_of("epochs")
+    steps = total_steps(train, splits)
+    return error(
+        f"the plan would have {steps:_} steps; skopt plans at most {MAX_STEPS:_}",
+        where,
+        "too many steps",
+        help="fewer epochs, a larger batch_size, or limit { train = N } in the env",
+    )
 
 
 @dataclass(frozen=True)
@@ -151,14 +171,14 @@ def build_job(
     gate_items = _gate_items(train, splits)
     if len(gate_items) < NOISY_GATE:
         diagnostics.append(_noisy_gate(train, len(gate_items), job_block))
-    steps_per_epoch = max(1, math.ceil(len(splits.train) / train.batch_size)) if splits.train else 0
-    total = steps_per_epoch * train.epochs
+    per_epoch = steps_per_epoch(train, splits)
+    total = per_epoch * train.epochs
     lr_kind, lr_args = _schedule(job_block, overrides)
     rates = learning_rates(lr_kind, lr_args, total)
     tokens = TokenModel(
         inputs.target, inputs.optimizer, inputs.skill_text, inputs.env.answer_format, train.prompts
     )
-    phase_list = _phases(train, splits, gate_items, rates, steps_per_epoch, tokens)
+    phase_list = _phases(train, splits, gate_items, rates, per_epoch, tokens)
     role_calls = [(p.phase, rc) for p in phase_list for rc in p.calls]
     counters = {
         inputs.target.name: tokens.target_counter,
@@ -173,7 +193,7 @@ def build_job(
         assignment_hash=assignment_hash(
             {"train": splits.train, "valid": splits.valid, "test": splits.test}
         ),
-        schedule=Schedule(steps_per_epoch=steps_per_epoch, total_steps=total, lr=rates),
+        schedule=Schedule(steps_per_epoch=per_epoch, total_steps=total, lr=rates),
         phases=phase_list,
         totals=phase_totals(role_calls),
         models=model_costs([rc for _, rc in role_calls], models, counters),

@@ -85,7 +85,7 @@ ENV_KIND = Choice(
     calls={
         "synthetic": {
             "rules": Param(Int(min=1, max=1000), required=False, default=8),
-            "items": Param(Int(min=1, max=1_000_000), required=False, default=120),
+            "items": Param(Int(min=1, max=100_000), required=False, default=120),
             "noise": Param(Float(min=0, max=1, percent=True), required=False, default=0.05),
             "seed": Param(Int(min=0), required=False, default=1),
         },

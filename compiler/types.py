@@ -216,11 +216,9 @@ class PathTo:
             report(error(f"cannot use the path {value.value!r}", value.span, str(exc)))
             return INVALID
         if not exists:
-            other = "folder" if self.kind == "file" else "file"
-            wrong = path.exists()
             message = (
-                f"{value.value} is a {other}, not a {self.kind}"
-                if wrong
+                f"{value.value} is not a {'regular file' if self.kind == 'file' else 'folder'}"
+                if path.exists()
                 else f"{self.kind} not found: {value.value}"
             )
             report(error(message, value.span, f"looked for {path}"))

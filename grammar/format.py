@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from skopt.grammar import ast
 from skopt.grammar.literals import escape
+from skopt.grammar.source import Span
 
 INDENT = "  "
 WIDTH = 100
@@ -72,10 +73,15 @@ class _Writer:
             taken.append(self.comments.popleft())
         return taken
 
-    def _take_on(self, line: int) -> ast.Comment | None:
-        if self.comments and self.comments[0].span.line == line:
-            return self.comments.popleft()
-        return None
+    def _take_on(self, end: Span) -> ast.Comment | None:
+        """The comment that ends the line of `end`, unless other code stands between them."""
+        if not self.comments or self.comments[0].span.line != end.end_line:
+            return None
+        comment = self.comments[0]
+        between = self.source_lines[end.end_line - 1][end.end_col - 1 : comment.span.col - 1]
+        if between.strip(" \t,{}"):
+            return None  # e.g. `model a { }, model b {  # about b`: the comment is b's
+        return self.comments.popleft()
 
     def _blank_before(self, line: int, previous_end: int | None) -> bool:
         """Did the author leave a blank line between the previous member and this line?"""
@@ -101,8 +107,8 @@ class _Writer:
             if comment is not None:
                 self.out.append(indent + comment.text.rstrip())
 
-    def _emit(self, line: str, end_line: int) -> None:
-        trailing = self._take_on(end_line)
+    def _emit(self, line: str, end: Span) -> None:
+        trailing = self._take_on(end)
         self.out.append(line + (f"  {trailing.text.rstrip()}" if trailing else ""))
 
     # -- statements, blocks, entries --------------------------------------------------------
@@ -115,9 +121,9 @@ class _Writer:
                 statement.span.line, previous.span.end_line if previous else None, "", blank
             )
             if isinstance(statement, ast.Header):
-                self._emit(f"skopt {statement.version.text}", statement.span.end_line)
+                self._emit(f"skopt {statement.version.text}", statement.span)
             elif isinstance(statement, ast.Import):
-                self._emit(f"import {escape(statement.path.value)}", statement.span.end_line)
+                self._emit(f"import {escape(statement.path.value)}", statement.span)
             else:
                 self.block(statement, "")
             previous = statement
@@ -126,14 +132,14 @@ class _Writer:
         head = f"{indent}{block.kind.name}" + (f" {block.name.name}" if block.name else "")
         inline = self._inline(block, head)
         if inline is not None:
-            self._emit(inline, block.span.end_line)
+            self._emit(inline, block.span)
             return
-        self._emit(head + " {", block.kind.span.line)
+        self._emit(head + " {", (block.name or block.kind).span)
         self.members(block.body, indent + INDENT, block.kind.span.line)
         closing = block.span.end_line
         for comment in self._take_before(closing):
             self.out.append(indent + INDENT + comment.text.rstrip())
-        self._emit(indent + "}", closing)
+        self._emit(indent + "}", block.span)
 
     def _inline(self, block: ast.Block, head: str) -> str | None:
         span = block.span
@@ -192,6 +198,6 @@ class _Writer:
             self.out.append(head + "[")
             for item in entry.value.items:
                 self.out.append(f"{indent}{INDENT}{value_text(item)},")
-            self._emit(f"{indent}]", entry.span.end_line)
+            self._emit(f"{indent}]", entry.span)
             return
-        self._emit(head + text, entry.span.end_line)
+        self._emit(head + text, entry.span)

@@ -79,19 +79,31 @@ def _keep_comment(tok: Token) -> Token:
     return tok
 
 
-@functools.cache
-def _parser() -> Lark:
+def _build(lexer: str) -> Lark:
     grammar = (Path(__file__).parent / "skopt.lark").read_text()
     return Lark(
         grammar,
         parser="lalr",
+        lexer=lexer,
         start=["start", "setting"],
         strict=True,
         propagate_positions=True,
         maybe_placeholders=True,
         postlex=_Brackets(),
         lexer_callbacks={"COMMENT": _keep_comment},
+        cache=True,  # the tables are kept in a temporary file: later processes start faster
     )
+
+
+@functools.cache
+def _parser() -> Lark:
+    return _build("contextual")
+
+
+@functools.cache
+def _lexer() -> Lark:
+    """The same grammar with a standalone lexer, built once: it lexes for error recovery."""
+    return _build("basic")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,14 +113,17 @@ class Parsed:
 
 
 def parse(text: str, path: str) -> Parsed:
-    """Parse recipe text. After a syntax error the parser goes back to the start of that line,
-    skips the line, and goes on, so that one pass reports the errors of every line."""
+    """Parse recipe text; on syntax errors, report the error of every line (see `_Recovery`)."""
     token = _comments.set([])
     try:
-        recovery = _Recovery(text, path)
-        tree = recovery.run()
-        if recovery.diagnostics:
-            return Parsed(None, tuple(recovery.diagnostics))
+        try:
+            tree: object = _parser().parse(text, start="start")
+        except (UnexpectedInput, TooDeep):
+            _comments.get().clear()
+            recovery = _Recovery(text, path)  # slower, but reports every line's error
+            tree = recovery.run()
+            if recovery.diagnostics:
+                return Parsed(None, tuple(recovery.diagnostics))
         assert isinstance(tree, Tree)
         recipe = _ToAst(path).transform(tree)
         comments = tuple(ast.Comment(str(t), _token_span(t, path)) for t in _comments.get())
@@ -194,6 +209,8 @@ class _Recovery:
 
     def _replay_brace(self, tok: Token) -> None:
         """Open (as a block of no kind) or close a block, where the parser can take it."""
+        if tok.type == "RBRACE" and self.depth == 0:
+            return  # closes nothing
         probe = _snapshot(self.parser)
         try:
             if tok.type == "LBRACE":
@@ -234,7 +251,7 @@ def _tokens(text: str, path: str, diagnostics: list[Diagnostic]) -> Iterator[Tok
     current, resume = text, 0
     while True:
         try:
-            for tok in _parser().lex(current, dont_ignore=False):
+            for tok in _lexer().lex(current, dont_ignore=False):
                 if (tok.start_pos or 0) >= resume:
                     yield tok
             return
@@ -437,7 +454,7 @@ def _open_brackets(text: str, upto: int) -> list[Token]:
     """The brackets still open before position `upto`, outermost first."""
     stack: list[Token] = []
     try:
-        for tok in _parser().lex(text[:upto], dont_ignore=False):
+        for tok in _lexer().lex(text[:upto], dont_ignore=False):
             if tok.type in ("LBRACE", "LPAR", "LSQB"):
                 stack.append(tok)
             elif tok.type in ("RBRACE", "RPAR", "RSQB") and stack:

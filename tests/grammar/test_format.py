@@ -90,3 +90,8 @@ def test_strings_are_normalised_but_triple_quotes_kept() -> None:
 def test_example_recipes_are_formatted(path: object) -> None:
     text = RECIPES.joinpath(str(path)).read_text()
     assert fmt(text) == text
+
+
+def test_trailing_comment_stays_with_its_own_block() -> None:
+    text = "model a { x = 1 }, model b { # about b\n  y = 2\n}\n"
+    assert fmt(text) == "model a { x = 1 }\n\nmodel b {  # about b\n  y = 2\n}\n"
