@@ -24,3 +24,10 @@ def test_plan_model_loads_without_lark() -> None:
     # the plan is the contract the runtime reads: it must not drag the parser in
     modules = loaded_after("import skopt.compiler.plan")
     assert "lark" not in modules
+
+
+def test_runtime_loads_no_parser_no_textual_and_sdks_only_when_used() -> None:
+    modules = loaded_after("import skopt.runtime.calls, skopt.runtime.structured")
+    assert "skopt.runtime.calls" in modules
+    for forbidden in ("lark", "textual", "openai", "anthropic"):
+        assert forbidden not in modules, forbidden

@@ -1,0 +1,83 @@
+"""OpenAI Chat Completions through the official SDK; any compatible server through base_url.
+The only module that imports `openai`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import openai
+
+from skopt.compiler.plan import ModelSettings
+from skopt.runtime.backends import api_key
+from skopt.runtime.backends.failures import connection_failed, from_status, redact
+from skopt.runtime.errors import CallFailed
+from skopt.runtime.request import Completion, Params, Request
+
+PROVIDER = "openai"
+
+
+class OpenAIBackend:
+    def __init__(self, settings: ModelSettings) -> None:
+        self._key = api_key(settings)
+        self._client = openai.AsyncOpenAI(
+            api_key=self._key,
+            base_url=settings.base_url,
+            max_retries=0,  # the call layer retries
+            timeout=settings.timeout_s,
+        )
+
+    async def complete(self, request: Request, params: Params) -> Completion:
+        start = time.perf_counter()
+        try:
+            response = await self._client.chat.completions.create(
+                **self._arguments(request, params)
+            )
+        except openai.APIStatusError as exc:
+            raise from_status(
+                PROVIDER, exc.status_code, exc.response.headers, _detail(exc), self._key
+            ) from None
+        except openai.APITimeoutError:
+            raise connection_failed(PROVIDER, "timed out", "no answer in time", self._key) from None
+        except openai.APIConnectionError as exc:
+            raise connection_failed(PROVIDER, "connection failed", str(exc), self._key) from None
+        except (openai.APIError, ValueError) as exc:  # a body that is not a completion
+            message = f"{PROVIDER} sent an unreadable answer: {redact(str(exc), self._key)[:300]}"
+            raise CallFailed(message, retryable=True) from None
+        if not response.choices:
+            raise CallFailed(f"{PROVIDER} answered with no choices", retryable=True)
+        choice = response.choices[0]
+        usage = response.usage
+        return Completion(
+            text=choice.message.content or "",
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            finish_reason=str(choice.finish_reason or ""),
+            latency_s=time.perf_counter() - start,
+        )
+
+    @staticmethod
+    def _arguments(request: Request, params: Params) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
+            "model": params.name,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": params.temperature,
+            "max_tokens": params.max_tokens,
+        }
+        if params.top_p is not None:
+            arguments["top_p"] = params.top_p
+        if params.reasoning_effort is not None:
+            arguments["reasoning_effort"] = params.reasoning_effort
+        return arguments
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _detail(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and "message" in error:
+            return str(error["message"])
+    return str(exc.message)

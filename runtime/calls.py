@@ -1,0 +1,155 @@
+"""The call layer: every LLM call skopt makes goes through `CallLayer.call`.
+
+In order: the cache (a hit costs nothing), a budget reservation of the call's worst case, the
+model's concurrency slot and rate limit, the backend with a per-call timeout and retries
+(exponential backoff with jitter, at least as long as the server's Retry-After; 429, 5xx,
+timeouts and dropped connections only), then the actual cost is committed, the response
+cached, and an event emitted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Mapping
+
+from skopt.compiler.plan import ModelSettings
+from skopt.compiler.tokens import PER_MESSAGE, PER_REPLY
+from skopt.runtime.backends import Backend, params_of
+from skopt.runtime.cache import ResponseCache
+from skopt.runtime.errors import CallFailed
+from skopt.runtime.events import CallEvent, EventSink
+from skopt.runtime.ledger import Cost, Ledger
+from skopt.runtime.ratelimit import RateLimit
+from skopt.runtime.request import Completion, Request, cache_key, canonical
+
+MAX_BACKOFF = 60.0
+
+
+def worst_input_tokens(request: Request) -> int:
+    """An upper bound on input tokens: byte-level BPE never makes more tokens than bytes."""
+    size = sum(len(m.content.encode()) + PER_MESSAGE for m in request.messages)
+    return size + PER_REPLY
+
+
+def usd(settings: ModelSettings, input_tokens: int, output_tokens: int) -> float | None:
+    price = settings.price
+    if price is None:
+        return None
+    return (input_tokens * price.input_usd + output_tokens * price.output_usd) / price.per
+
+
+class CallLayer:
+    def __init__(
+        self,
+        models: Mapping[str, ModelSettings],
+        backends: Mapping[str, Backend],
+        ledger: Ledger,
+        sink: EventSink,
+        cache: ResponseCache | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        seed: int = 0,
+    ) -> None:
+        self.models, self.backends, self.ledger, self.sink, self.cache = (
+            models,
+            backends,
+            ledger,
+            sink,
+            cache,
+        )
+        self._sleep = sleep
+        self._jitter = random.Random(seed)
+        self._slots = {name: asyncio.Semaphore(m.concurrency) for name, m in models.items()}
+        self._limits = {name: RateLimit(m.rpm, m.tpm, sleep=sleep) for name, m in models.items()}
+
+    async def call(self, request: Request) -> Completion:
+        settings = self.models[request.model]
+        params = params_of(settings)
+        key = cache_key(request, params)
+        cached = self.cache.get(key) if self.cache else None
+        if cached is not None:
+            self.ledger.cache_hit(request.role, request.phase)
+            self._emit(request, cached, usd=0.0, retries=0, cache_hit=True)
+            return cached
+        worst_in = worst_input_tokens(request)
+        worst_usd = usd(settings, worst_in, settings.max_tokens) or 0.0
+        reservation = self.ledger.reserve(Cost(1, worst_in, settings.max_tokens, worst_usd))
+        try:
+            async with self._slots[request.model]:
+                await self._limits[request.model].acquire(worst_in + settings.max_tokens)
+                completion, retries = await self._attempts(request, settings)
+        except BaseException as exc:
+            self.ledger.release(reservation)
+            self._failed(request, exc)
+            raise
+        cost = usd(settings, completion.input_tokens, completion.output_tokens)
+        actual = Cost(1, completion.input_tokens, completion.output_tokens, cost or 0.0)
+        self.ledger.commit(reservation, actual, request.role, request.phase, completion.latency_s)
+        if self.cache:
+            self.cache.put(key, canonical(request, params), completion)
+        self._emit(request, completion, usd=cost, retries=retries, cache_hit=False)
+        return completion
+
+    async def _attempts(self, request: Request, settings: ModelSettings) -> tuple[Completion, int]:
+        backend = self.backends[request.model]
+        params = params_of(settings)
+        for attempt in range(settings.retries + 1):
+            try:
+                answer = await asyncio.wait_for(
+                    backend.complete(request, params), settings.timeout_s
+                )
+                return answer, attempt
+            except TimeoutError:
+                failure = CallFailed(f"no answer within {settings.timeout_s:g}s", retryable=True)
+            except CallFailed as exc:
+                failure = exc
+            if not failure.retryable or attempt == settings.retries:
+                failure.retries = attempt
+                raise failure
+            await self._sleep(self.backoff(attempt, failure.retry_after))
+        raise AssertionError("unreachable")
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential with full jitter, never shorter than the server asked for."""
+        delay = self._jitter.uniform(0, min(MAX_BACKOFF, 0.5 * 2**attempt))
+        return max(delay, retry_after) if retry_after is not None else delay
+
+    def _emit(
+        self,
+        request: Request,
+        completion: Completion,
+        usd: float | None,
+        retries: int,
+        cache_hit: bool,
+    ) -> None:
+        self.sink.emit(
+            CallEvent(
+                role=request.role,
+                phase=request.phase,
+                model=request.model,
+                input_tokens=0 if cache_hit else completion.input_tokens,
+                output_tokens=0 if cache_hit else completion.output_tokens,
+                usd=usd,
+                latency_s=0.0 if cache_hit else completion.latency_s,
+                retries=retries,
+                cache_hit=cache_hit,
+                ok=True,
+            )
+        )
+
+    def _failed(self, request: Request, exc: BaseException) -> None:
+        self.sink.emit(
+            CallEvent(
+                role=request.role,
+                phase=request.phase,
+                model=request.model,
+                input_tokens=0,
+                output_tokens=0,
+                usd=0.0,
+                latency_s=0.0,
+                retries=getattr(exc, "retries", 0),
+                cache_hit=False,
+                ok=False,
+                error=str(exc) or type(exc).__name__,
+            )
+        )

@@ -1,0 +1,52 @@
+"""What the runtime reports: typed events sent to a sink (the journal, the CLI, the TUI)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class CallEvent:
+    role: str
+    phase: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    usd: float | None  # None: no price known
+    latency_s: float
+    retries: int
+    cache_hit: bool
+    ok: bool
+    error: str = ""
+    kind: str = "call"
+
+
+class EventSink(Protocol):
+    def emit(self, event: CallEvent) -> None: ...
+
+
+class ListSink:
+    """Keeps events in memory (tests, summaries)."""
+
+    def __init__(self) -> None:
+        self.events: list[CallEvent] = []
+
+    def emit(self, event: CallEvent) -> None:
+        self.events.append(event)
+
+
+class JsonlSink:
+    """Appends one JSON line per event to a journal file."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = path.open("a", encoding="utf-8")
+
+    def emit(self, event: CallEvent) -> None:
+        self._file.write(json.dumps(asdict(event), sort_keys=True) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
