@@ -17,6 +17,7 @@ SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
+    content_key TEXT NOT NULL,
     request TEXT NOT NULL,
     text TEXT NOT NULL,
     input_tokens INTEGER NOT NULL,
@@ -53,37 +54,46 @@ class ResponseCache:
             raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
         with db:
             db.execute(_SCHEMA)
+            db.execute("CREATE INDEX IF NOT EXISTS by_content ON responses (content_key)")
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def get(self, key: str) -> Completion | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT text, input_tokens, output_tokens, finish_reason, latency_s"
-                " FROM responses WHERE key = ?",
-                (key,),
-            ).fetchone()
-        return Completion(*row) if row else None
+        return self._one("key", key)
 
-    def put(self, key: str, request: str, completion: Completion) -> None:
+    def get_by_content(self, content_key: str) -> Completion | None:
+        """The first recorded answer to these messages (replay)."""
+        return self._one("content_key", content_key)
+
+    def _one(self, column: str, value: str) -> Completion | None:
+        rows = self._query(
+            "SELECT text, input_tokens, output_tokens, finish_reason, latency_s"
+            f" FROM responses WHERE {column} = ? ORDER BY key LIMIT 1",
+            (value,),
+        )
+        return Completion(*rows[0]) if rows else None  # type: ignore[arg-type]
+
+    def put(self, key: str, content_key: str, request: str, completion: Completion) -> None:
         c = completion
-        with self._lock, self._db:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    request,
-                    c.text,
-                    c.input_tokens,
-                    c.output_tokens,
-                    c.finish_reason,
-                    c.latency_s,
-                ),
-            )
+        row = (key, content_key, request, c.text, c.input_tokens, c.output_tokens)
+        try:
+            with self._lock, self._db:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*row, c.finish_reason, c.latency_s),
+                )
+        except sqlite3.DatabaseError as exc:
+            raise CacheDamaged(f"{self.path} cannot be written: {exc}") from None
 
-    def requests(self) -> list[tuple[str, str]]:
-        """Every recorded (key, canonical request) — what replay diffs a miss against."""
-        with self._lock:
-            return list(self._db.execute("SELECT key, request FROM responses"))
+    def requests(self) -> list[str]:
+        """Every recorded canonical request — what replay diffs a miss against."""
+        return [str(r[0]) for r in self._query("SELECT request FROM responses ORDER BY key", ())]
+
+    def _query(self, sql: str, args: tuple[str, ...]) -> list[tuple[object, ...]]:
+        try:
+            with self._lock:
+                return list(self._db.execute(sql, args))
+        except sqlite3.DatabaseError as exc:
+            raise CacheDamaged(f"{self.path} cannot be read: {exc}") from None
 
     def close(self) -> None:
         with self._lock:

@@ -17,13 +17,14 @@ from skopt.compiler.plan import ModelSettings
 from skopt.compiler.tokens import PER_MESSAGE, PER_REPLY
 from skopt.runtime.backends import Backend, params_of
 from skopt.runtime.cache import ResponseCache
-from skopt.runtime.errors import CallFailed
+from skopt.runtime.errors import BudgetExhausted, CallFailed
 from skopt.runtime.events import CallEvent, EventSink
 from skopt.runtime.ledger import Cost, Ledger
 from skopt.runtime.ratelimit import RateLimit
-from skopt.runtime.request import Completion, Request, cache_key, canonical
+from skopt.runtime.request import Completion, Request, cache_key, canonical, content_key
 
 MAX_BACKOFF = 60.0
+MAX_RETRY_AFTER = 600.0  # a server asking for a longer wait fails the call instead
 
 
 def worst_input_tokens(request: Request) -> int:
@@ -61,11 +62,27 @@ class CallLayer:
         self._jitter = random.Random(seed)
         self._slots = {name: asyncio.Semaphore(m.concurrency) for name, m in models.items()}
         self._limits = {name: RateLimit(m.rpm, m.tpm, sleep=sleep) for name, m in models.items()}
+        self._in_flight: dict[str, asyncio.Future[Completion]] = {}
 
     async def call(self, request: Request) -> Completion:
+        """The completion of `request`; identical requests in flight at once are paid once."""
+        key = cache_key(request, params_of(self.models[request.model]))
+        running = self._in_flight.get(key)
+        if running is not None:
+            completion = await asyncio.shield(running)
+            self.ledger.cache_hit(request.role, request.phase)
+            self._emit(request, completion, usd=0.0, retries=0, cache_hit=True)
+            return completion
+        task = asyncio.ensure_future(self._call(request, key))
+        self._in_flight[key] = task
+        try:
+            return await task
+        finally:
+            self._in_flight.pop(key, None)
+
+    async def _call(self, request: Request, key: str) -> Completion:
         settings = self.models[request.model]
         params = params_of(settings)
-        key = cache_key(request, params)
         cached = self.cache.get(key) if self.cache else None
         if cached is not None:
             self.ledger.cache_hit(request.role, request.phase)
@@ -73,7 +90,11 @@ class CallLayer:
             return cached
         worst_in = worst_input_tokens(request)
         worst_usd = usd(settings, worst_in, settings.max_tokens) or 0.0
-        reservation = self.ledger.reserve(Cost(1, worst_in, settings.max_tokens, worst_usd))
+        try:
+            reservation = self.ledger.reserve(Cost(1, worst_in, settings.max_tokens, worst_usd))
+        except BudgetExhausted as exc:
+            self._failed(request, exc)
+            raise
         try:
             async with self._slots[request.model]:
                 await self._limits[request.model].acquire(worst_in + settings.max_tokens)
@@ -86,7 +107,7 @@ class CallLayer:
         actual = Cost(1, completion.input_tokens, completion.output_tokens, cost or 0.0)
         self.ledger.commit(reservation, actual, request.role, request.phase, completion.latency_s)
         if self.cache:
-            self.cache.put(key, canonical(request, params), completion)
+            self.cache.put(key, content_key(request), canonical(request, params), completion)
         self._emit(request, completion, usd=cost, retries=retries, cache_hit=False)
         return completion
 
@@ -103,7 +124,8 @@ class CallLayer:
                 failure = CallFailed(f"no answer within {settings.timeout_s:g}s", retryable=True)
             except CallFailed as exc:
                 failure = exc
-            if not failure.retryable or attempt == settings.retries:
+            too_long = failure.retry_after is not None and failure.retry_after > MAX_RETRY_AFTER
+            if not failure.retryable or attempt == settings.retries or too_long:
                 failure.retries = attempt
                 raise failure
             await self._sleep(self.backoff(attempt, failure.retry_after))

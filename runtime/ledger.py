@@ -39,7 +39,7 @@ class Cost:
             self.calls - other.calls,
             self.input_tokens - other.input_tokens,
             self.output_tokens - other.output_tokens,
-            self.usd - other.usd,
+            round(self.usd - other.usd, 12),  # no float drift left behind by release
         )
 
 

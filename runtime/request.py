@@ -64,6 +64,12 @@ def cache_key(request: Request, params: Params) -> str:
     return hashlib.sha256(canonical(request, params).encode()).hexdigest()
 
 
+def content_key(request: Request) -> str:
+    """What replay matches on: the messages and the sample index, whichever model asked."""
+    body = {"messages": [asdict(m) for m in request.messages], "sample": request.sample}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Completion:
     text: str

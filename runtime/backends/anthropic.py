@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 
 from skopt.compiler.plan import ModelSettings
 from skopt.runtime.backends import api_key
@@ -42,6 +43,9 @@ class AnthropicBackend:
         except (anthropic.APIError, ValueError) as exc:  # a body that is not a message
             text = f"{PROVIDER} sent an unreadable answer: {redact(str(exc), self._key)[:300]}"
             raise CallFailed(text, retryable=True) from None
+        if not isinstance(message, Message) or message.content is None or message.usage is None:
+            what = "something that is not a message"
+            raise CallFailed(f"{PROVIDER} answered with {what}", retryable=True)
         text = "".join(
             getattr(block, "text", "") for block in message.content if block.type == "text"
         )

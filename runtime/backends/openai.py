@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from skopt.compiler.plan import ModelSettings
 from skopt.runtime.backends import api_key
@@ -44,8 +45,10 @@ class OpenAIBackend:
         except (openai.APIError, ValueError) as exc:  # a body that is not a completion
             message = f"{PROVIDER} sent an unreadable answer: {redact(str(exc), self._key)[:300]}"
             raise CallFailed(message, retryable=True) from None
-        if not response.choices:
-            raise CallFailed(f"{PROVIDER} answered with no choices", retryable=True)
+        if not isinstance(response, ChatCompletion) or not response.choices:
+            raise CallFailed(
+                f"{PROVIDER} answered with something that is not a completion", retryable=True
+            )
         choice = response.choices[0]
         usage = response.usage
         return Completion(

@@ -1,7 +1,9 @@
 """`provider = replay`: answers from a recorded run's cache, offline and deterministic.
 
-A request the run never made is an error that names the phase and shows how it differs from
-the closest recorded request."""
+A request matches a recording when its messages and sample index do, whichever model block
+asked (the replaying recipe names a `replay` model, not the recorded one). A request the run
+never made is an error that names the phase and shows how it differs from the closest
+recorded request."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 from skopt.compiler.plan import ModelSettings
 from skopt.runtime.cache import ResponseCache
 from skopt.runtime.errors import ReplayMiss
-from skopt.runtime.request import Completion, Params, Request, cache_key, canonical
+from skopt.runtime.request import Completion, Params, Request, canonical, content_key
 
 DIFF_LINES = 12
 
@@ -23,14 +25,14 @@ class ReplayBackend:
         self._cache = ResponseCache(Path(settings.replay_from) / "cache.sqlite", readonly=True)
 
     async def complete(self, request: Request, params: Params) -> Completion:
-        found = self._cache.get(cache_key(request, params))
+        found = self._cache.get_by_content(content_key(request))
         if found is None:
             raise ReplayMiss(self._miss(request, params))
         return found
 
     def _miss(self, request: Request, params: Params) -> str:
         wanted = _lines(canonical(request, params))
-        recorded = [_lines(text) for _, text in self._cache.requests()]
+        recorded = [_lines(text) for text in self._cache.requests()]
         phase = request.phase or "?"
         head = f"replay: the run never made this request (phase '{phase}', role {request.role})"
         if not recorded:
