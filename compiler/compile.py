@@ -137,7 +137,7 @@ def _train_jobs(
     env_name = str(job.values["env"])
     env = envs[env_name]
     try:
-        splits = load_splits(env, checked.envs[env_name])
+        splits = load_splits(env)
     except DataError as exc:
         diagnostics.append(data_problem(exc, checked.envs[env_name]))
         return []

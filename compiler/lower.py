@@ -86,11 +86,13 @@ class Splits:
         return {"train": self.train, "valid": self.valid, "test": self.test}[name]
 
 
-def load_splits(env: EnvSettings, resolved: Resolved) -> Splits:
+def load_splits(env: EnvSettings) -> Splits:
     """The env's items, split and limited. Raises DataError with a message for the user."""
     if env.kind == "synthetic":
         args = env.kind_args
-        items = synthetic.items(int(args["rules"]), int(args["items"]), int(args["seed"]))
+        items = synthetic.items(
+            int(args["rules"]), int(args["items"]), int(args["seed"]), float(args["noise"])
+        )
         parts = split_items(items, _parts(env), env.split.seed if env.split else 42)
     elif env.files:
         fields = _fields(env)

@@ -12,6 +12,7 @@ from skopt.compiler.compile import Compiled, compile_recipe
 from skopt.grammar.format import format_recipe
 from skopt.grammar.parse import parse
 from skopt.grammar.source import Diagnostic, Severity, read_source, render
+from skopt.runtime.events import CallEvent
 from skopt.ui.plan_view import render_plan
 
 EXIT_OK, EXIT_CHANGED, EXIT_ERRORS = 0, 1, 2
@@ -109,3 +110,67 @@ def plan(recipe: str, as_json: bool, output: str | None, sets: tuple[str, ...]) 
         Path(output).write_text(data + "\n", encoding="utf-8")
         click.echo(f"plan saved to {output}", err=True)
     click.echo(data if as_json else render_plan(result.plan))
+
+
+@main.command()
+@click.argument("recipe", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "--resume", "resume_dir", type=click.Path(file_okay=False), help="Continue an interrupted run."
+)
+@click.option(
+    "--out", type=click.Path(file_okay=False), help="The run folder (default: the recipe's out)."
+)
+@click.option(
+    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
+)
+@click.option("--quiet", is_flag=True, help="No live progress; only the outcome.")
+def run(
+    recipe: str | None, resume_dir: str | None, out: str | None, sets: tuple[str, ...], quiet: bool
+) -> None:
+    """Train: carry out a recipe's plan (or continue one with --resume)."""
+    from skopt.runtime.artifacts import RunFolder
+    from skopt.runtime.run import Exit, resume, start
+
+    show = None if quiet else Progress()
+    try:
+        if resume_dir:
+            outcome = resume(RunFolder(Path(resume_dir)), show)
+        else:
+            if recipe is None:
+                raise click.UsageError("give a RECIPE, or --resume RUNDIR")
+            result = compile_recipe(recipe, sets)
+            print_diagnostics(result.diagnostics, result.sources)
+            if result.plan is None:
+                sys.exit(EXIT_ERRORS)
+            if len(result.plan.jobs) != 1:
+                raise click.UsageError(
+                    "this recipe has no single train job to run (sweeps come later)"
+                )
+            from skopt.runtime.run import run_folder
+
+            outcome = start(result.plan, run_folder(result.plan, result.plan.jobs[0], out), show)
+    except KeyboardInterrupt:
+        click.echo("interrupted: continue with skopt run --resume RUNDIR", err=True)
+        sys.exit(Exit.INTERRUPTED)
+    click.echo(outcome.message, err=True)
+    sys.exit(outcome.exit)
+
+
+class Progress:
+    """Live progress on standard error: one line each time the run enters another phase."""
+
+    def __init__(self) -> None:
+        self.calls = self.hits = 0
+        self.usd = 0.0
+        self.phase = ""
+
+    def __call__(self, event: CallEvent) -> None:
+        self.calls += 1
+        self.hits += event.cache_hit
+        self.usd += event.usd or 0.0
+        if event.phase != self.phase:
+            self.phase = event.phase
+            line = (
+                f"{self.phase:<12} calls so far {self.calls} (cached {self.hits}) · ${self.usd:.4f}"
+            )
+            click.echo(line, err=True)

@@ -56,4 +56,8 @@ def backend_for(settings: ModelSettings) -> Backend:
         from skopt.runtime.backends.replay import ReplayBackend
 
         return ReplayBackend(settings)
+    if settings.provider == "sim":
+        from skopt.runtime.backends.sim import SimBackend
+
+        return SimBackend(settings)
     raise ValueError(f"no backend for provider {settings.provider!r} yet")

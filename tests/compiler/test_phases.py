@@ -29,6 +29,12 @@ def test_reflect_splits_failures_and_successes() -> None:
     assert P.reflect_calls(shape(), 0) == (0, 5)
 
 
+def test_optimizer_maxima_allow_one_reask_per_call() -> None:
+    explained = P.explain_step(shape())
+    assert explained["reflect", "optimizer"].max == 2 * 6  # 40 trajectories: at most 6 minibatches
+    assert explained["reflect", "optimizer"].min == 5
+
+
 def test_explain_step_covers_every_outcome() -> None:
     rng = random.Random(0)
     for s in (shape(), shape(13, "rewrite"), shape(7, "full_rewrite"), shape(40, autonomous=True)):
@@ -52,5 +58,5 @@ def test_exact_phases_have_no_range() -> None:
     assert explained["rollout", "target"] == P.Span3(40, 40, 40)
     assert explained["gate", "target"] == P.Span3(0, 20, 20)
     assert explained["update", "optimizer"] == P.Span3(0, 0, 0)  # patch mode edits in place
-    assert P.explain_step(shape(mode="rewrite"))["update", "optimizer"].max == 1
+    assert P.explain_step(shape(mode="rewrite"))["update", "optimizer"].max == 2  # + one re-ask
     assert P.explain_step(shape(mode="full_rewrite"))["select", "optimizer"].max == 0

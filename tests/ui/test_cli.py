@@ -92,3 +92,13 @@ def test_console_script_is_installed() -> None:
         [exe, "check", str(RECIPES / "quickstart.skopt")], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_run_the_quickstart_and_resume_a_finished_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    code, _, err = run("run", str(RECIPES / "quickstart.skopt"), "--out", str(out), "--quiet")
+    assert code == 0, err
+    assert "done: best skill in" in err
+    assert json.loads((out / "summary.json").read_text())["test"]["best"] > 0
+    code, _, err = run("run", "--resume", str(out), "--quiet")
+    assert code == 0 and "done" in err  # nothing left to do: answered from the cache

@@ -1,0 +1,53 @@
+"""`kind = qa`: free-text answers scored against one or more gold answers, SQuAD-style.
+
+Both sides are normalised (`text.normalize`). `hard` is, for `metric = exact | f1`, an exact
+match of the normalised answer with any gold answer, and for `metric = contains`, a gold answer
+found in the answer as whole normalised words. `soft` is the best token F1 over the gold answers
+(for `exact`, soft = hard). An empty answer (no <answer> tag, say) scores 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from skopt.compiler.dataset import Item
+from skopt.compiler.plan import EnvSettings
+from skopt.runtime.envs import Score, check_metric, extract
+from skopt.runtime.envs.text import token_f1, tokens
+
+METRICS = ("exact", "f1", "contains")
+
+
+@dataclass(frozen=True, slots=True)
+class QaEnv:
+    name: str
+    answer_format: str
+    metric: str  # exact | f1 | contains
+
+    def score(self, item: Item, output: str) -> Score:
+        answer = extract(output, self.answer_format)
+        if not answer:
+            return Score(0.0, 0.0, answer)
+        said = tokens(answer)
+        golds = [tokens(gold) for gold in item.answers]
+        hit = contains if self.metric == "contains" else exact
+        hard = float(any(hit(said, gold) for gold in golds))
+        if self.metric == "exact":
+            return Score(hard, hard, answer)
+        return Score(hard, max((token_f1(said, gold) for gold in golds), default=0.0), answer)
+
+
+def exact(answer: list[str], gold: list[str]) -> bool:
+    return answer == gold
+
+
+def contains(answer: list[str], gold: list[str]) -> bool:
+    """Whether the gold tokens appear in the answer as a run of whole tokens."""
+    if not gold:
+        return not answer
+    return f" {' '.join(gold)} " in f" {' '.join(answer)} "
+
+
+def build(settings: EnvSettings) -> QaEnv:
+    check_metric(settings, METRICS)
+    return QaEnv(settings.name, settings.answer_format, settings.metric)

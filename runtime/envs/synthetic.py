@@ -1,0 +1,30 @@
+"""`kind = synthetic(...)`: the simulator's tasks (SPEC §5.6), whose gold answer is a house code
+such as `KQT42`. The extracted answer must equal the code exactly (case-sensitive); hard = soft.
+The items come from `compiler/synthetic.py`; the simulated target lives with the `sim` backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from skopt.compiler.dataset import Item
+from skopt.compiler.plan import EnvSettings
+from skopt.runtime.envs import Score, check_metric, extract
+
+METRICS = ("exact",)
+
+
+@dataclass(frozen=True, slots=True)
+class SyntheticEnv:
+    name: str
+    answer_format: str
+
+    def score(self, item: Item, output: str) -> Score:
+        answer = extract(output, self.answer_format)
+        hard = float(bool(answer) and answer in item.answers)
+        return Score(hard, hard, answer)
+
+
+def build(settings: EnvSettings) -> SyntheticEnv:
+    check_metric(settings, METRICS)
+    return SyntheticEnv(settings.name, settings.answer_format)

@@ -1,0 +1,194 @@
+"""The optimizer's calls, one method per purpose: each renders its template, asks for JSON,
+and turns the answer into typed values. Unusable answers become "nothing" and are recorded."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+from skopt.prompts import render
+from skopt.runtime.calls import CallLayer
+from skopt.runtime.edits import Edit
+from skopt.runtime.request import Message, Request
+from skopt.runtime.scoring import Trajectory
+from skopt.runtime.structured import Structured, ask_json
+
+OPS = ("add", "replace", "delete")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What optimizer prompts carry beyond the evidence: meta skill and the step buffer."""
+
+    meta_skill: str = ""
+    step_buffer: str = ""
+
+
+@dataclass
+class Record:
+    """One optimizer call's outcome, for steps/NNNN/optimizer.jsonl."""
+
+    task: str
+    usable: bool
+    repaired: bool
+    reasked: bool
+    problem: str
+    raw: tuple[str, ...] = ()
+
+
+@dataclass
+class Patch:
+    source: str  # "failures" or "successes"
+    edits: list[Edit] = field(default_factory=list)
+
+
+def edit_json(edit: Edit, index: int | None = None) -> dict[str, object]:
+    data: dict[str, object] = {"op": edit.op, "anchor": edit.anchor, "content": edit.content}
+    data |= {"rationale": edit.rationale, "support": edit.support}
+    return data if index is None else {"index": index, **data}
+
+
+def trajectory_json(t: Trajectory) -> dict[str, object]:
+    return {
+        "input": t.item.input,
+        "output": t.output,
+        "expected": list(t.item.answers),
+        "score": t.hard,
+    }
+
+
+def _edits(value: object) -> list[Edit]:
+    items = value.get("edits") if isinstance(value, dict) else None
+    edits = []
+    for raw in items if isinstance(items, list) else []:
+        if not isinstance(raw, dict) or raw.get("op") not in OPS:
+            continue
+        anchor = raw.get("anchor")
+        support = raw.get("support")
+        edits.append(
+            Edit(
+                op=raw["op"],
+                content=str(raw.get("content") or ""),
+                anchor=str(anchor) if anchor else None,
+                rationale=str(raw.get("rationale") or ""),
+                support=support if isinstance(support, int) and support > 0 else 1,
+            )
+        )
+    return edits
+
+
+def _text(value: object, key: str) -> str | None:
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, str) and found.strip() else None
+
+
+class Optimizer:
+    def __init__(self, layer: CallLayer, model: str, prompts: str | None) -> None:
+        self.layer, self.model, self.prompts = layer, model, prompts
+        self.records: list[Record] = []
+
+    async def _ask(self, template: str, phase: str, evidence: object, **values: object) -> object:
+        prompt = render(
+            template,
+            self.prompts,
+            evidence=json.dumps(evidence, ensure_ascii=False, indent=1),
+            **values,
+        )
+        request = Request(self.model, (Message("user", prompt),), "optimizer", phase)
+        answer: Structured = await ask_json(self.layer, request)
+        task = template.removesuffix(".j2")
+        self.records.append(
+            Record(
+                task,
+                answer.value is not None,
+                answer.repaired,
+                answer.reasked,
+                answer.problem,
+                answer.answers,
+            )
+        )
+        return answer.value
+
+    async def reflect(
+        self, skill: str, batch: Sequence[Trajectory], kind: str, max_edits: int, memory: Memory
+    ) -> Patch:
+        evidence = {"trajectories": [trajectory_json(t) for t in batch]}
+        value = await self._ask(
+            "reflect.j2",
+            "reflect",
+            evidence,
+            skill=skill,
+            kind=kind,
+            max_edits=max_edits,
+            **asdict(memory),
+        )
+        return Patch(kind, _edits(value)[:max_edits])
+
+    async def reflect_full(
+        self, skill: str, batch: Sequence[Trajectory], kind: str, memory: Memory
+    ) -> str | None:
+        evidence = {"trajectories": [trajectory_json(t) for t in batch]}
+        return _text(
+            await self._ask(
+                "reflect_full.j2", "reflect", evidence, skill=skill, kind=kind, **asdict(memory)
+            ),
+            "skill",
+        )
+
+    async def merge(self, skill: str, patches: Sequence[Patch], memory: Memory) -> Patch | None:
+        evidence = {
+            "patches": [
+                {"source": p.source, "edits": [edit_json(e) for e in p.edits]} for p in patches
+            ]
+        }
+        value = await self._ask("merge.j2", "aggregate", evidence, skill=skill, **asdict(memory))
+        return Patch(patches[0].source, _edits(value)) if value is not None else None
+
+    async def merge_full(self, skill: str, candidates: Sequence[str]) -> str | None:
+        value = await self._ask(
+            "merge_full.j2", "aggregate", {"candidates": list(candidates)}, skill=skill
+        )
+        return _text(value, "skill")
+
+    async def learning_rate(self, skill: str, edits: Sequence[Edit], memory: Memory) -> int | None:
+        evidence = {"edits": [edit_json(e, i) for i, e in enumerate(edits)]}
+        value = await self._ask(
+            "learning_rate.j2",
+            "select",
+            evidence,
+            skill=skill,
+            available=len(edits),
+            **asdict(memory),
+        )
+        lr = value.get("lr") if isinstance(value, dict) else None
+        return max(0, min(len(edits), int(lr))) if isinstance(lr, int | float) else None
+
+    async def select(
+        self, skill: str, edits: Sequence[Edit], lr: int, memory: Memory
+    ) -> list[int] | None:
+        evidence = {"edits": [edit_json(e, i) for i, e in enumerate(edits)]}
+        value = await self._ask(
+            "select.j2", "select", evidence, skill=skill, lr=lr, **asdict(memory)
+        )
+        chosen = value.get("selected") if isinstance(value, dict) else None
+        if not isinstance(chosen, list):
+            return None
+        valid = [i for i in dict.fromkeys(chosen) if isinstance(i, int) and 0 <= i < len(edits)]
+        return valid[:lr] if valid else None
+
+    async def rewrite(self, skill: str, edits: Sequence[Edit]) -> str | None:
+        value = await self._ask(
+            "rewrite.j2", "update", {"edits": [edit_json(e) for e in edits]}, skill=skill
+        )
+        return _text(value, "skill")
+
+    async def slow_update(self, skill: str, pairs: Sequence[Mapping[str, object]]) -> str | None:
+        return _text(
+            await self._ask("slow_update.j2", "slow_update", {"pairs": pairs}, skill=skill),
+            "guidance",
+        )
+
+    async def meta_skill(self, history: Mapping[str, object], previous: str) -> str | None:
+        value = await self._ask("meta_skill.j2", "meta_skill", history, meta_skill=previous)
+        return _text(value, "meta_skill")

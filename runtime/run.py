@@ -1,0 +1,155 @@
+"""Carrying out a compiled plan: the run folder, the call layer, the env, the engine; and the
+outcome (exit code) that `skopt run` reports. Also `--resume` of an interrupted run."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skopt.compiler.lower import Splits, load_splits
+from skopt.compiler.plan import Job, ModelSettings, Plan
+from skopt.runtime.artifacts import RunFolder, read_json, write_atomic, write_json
+from skopt.runtime.backends import Backend, backend_for
+from skopt.runtime.cache import ResponseCache
+from skopt.runtime.calls import CallLayer
+from skopt.runtime.engine import Engine, State
+from skopt.runtime.envs import env_for
+from skopt.runtime.errors import BudgetExhausted
+from skopt.runtime.events import CallEvent, JsonlSink
+from skopt.runtime.ledger import Ledger
+from skopt.runtime.optimizer import Optimizer
+from skopt.runtime.scoring import Scorer
+
+
+class Exit(enum.IntEnum):
+    DONE = 0
+    FAILED = 1
+    USAGE = 2
+    BUDGET = 3
+    STALE = 4
+    INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit: Exit
+    folder: Path
+    message: str
+
+
+def run_folder(plan: Plan, job: Job, out: str | None) -> RunFolder:
+    if out:
+        return RunFolder(Path(out))
+    recipe = Path(plan.recipe).stem
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return RunFolder(Path(job.train.out.format(recipe=recipe, time=stamp)))
+
+
+class _Sinks:
+    """The journal and an optional live display, as one sink."""
+
+    def __init__(self, journal: JsonlSink, show: Callable[[CallEvent], None] | None) -> None:
+        self.journal, self.show = journal, show
+
+    def emit(self, event: CallEvent) -> None:
+        self.journal.emit(event)
+        if self.show:
+            self.show(event)
+
+
+def start(
+    plan: Plan, folder: RunFolder, show: Callable[[CallEvent], None] | None = None
+) -> Outcome:
+    """A new run of the plan's (single) job in `folder`."""
+    job = plan.jobs[0]
+    folder.root.mkdir(parents=True, exist_ok=True)
+    write_json(folder.root / "plan.json", plan.model_dump(mode="json"))
+    write_json(folder.root / "lock.json", plan.hashes.model_dump())
+    skill = Path(job.train.skill).read_text(encoding="utf-8") if job.train.skill else ""
+    state = State(
+        initial_skill=skill, current_skill=skill, best_skill=skill, epoch_start_skill=skill
+    )
+    return asyncio.run(_run(plan, job, folder, state, show))
+
+
+def resume(folder: RunFolder, show: Callable[[CallEvent], None] | None = None) -> Outcome:
+    plan = Plan.model_validate(read_json(folder.root / "plan.json"))
+    data = read_json(folder.state) if folder.state.exists() else None
+    if not isinstance(data, dict):
+        return start(plan, folder, show)
+    return asyncio.run(_run(plan, plan.jobs[0], folder, State(**data), show))
+
+
+async def _run(
+    plan: Plan, job: Job, folder: RunFolder, state: State, show: Callable[[CallEvent], None] | None
+) -> Outcome:
+    models = {m.name: m for m in plan.models if m.name in (job.train.target, job.train.optimizer)}
+    env_settings = next(e for e in plan.envs if e.name == job.train.env)
+    splits = load_splits(env_settings)
+    backends: dict[str, Backend] = {name: backend_for(m) for name, m in models.items()}
+    journal = JsonlSink(folder.events)
+    cache = ResponseCache(folder.cache)
+    layer = CallLayer(models, backends, Ledger(plan.budget), _Sinks(journal, show), cache)
+    prompts = job.train.prompts
+    scorer = Scorer(layer, env_for(env_settings), job.train.target, prompts)
+    engine = Engine(
+        job,
+        splits,
+        folder,
+        scorer,
+        Optimizer(layer, job.train.optimizer, prompts),
+        _leaks(splits),
+        state,
+    )
+    try:
+        await engine.run()
+    except BudgetExhausted as exc:
+        return Outcome(
+            Exit.BUDGET,
+            folder.root,
+            f"stopped by the budget: {exc}; best skill in {folder.root / 'best_skill.md'}",
+        )
+    finally:
+        await _close(backends, cache, journal)
+    write_json(folder.root / "summary.json", summary(plan, job, state, models))
+    write_atomic(folder.root / "best_skill.md", state.best_skill)
+    return Outcome(Exit.DONE, folder.root, f"done: best skill in {folder.root / 'best_skill.md'}")
+
+
+async def _close(backends: dict[str, Backend], cache: ResponseCache, journal: JsonlSink) -> None:
+    for backend in backends.values():
+        await backend.aclose()
+    cache.close()
+    journal.close()
+
+
+def _leaks(splits: Splits) -> set[str]:
+    """Gold answers of valid and test items that no train item shares: never to be learned."""
+    train = {a for item in splits.train for a in item.answers}
+    return {a for item in (*splits.valid, *splits.test) for a in item.answers} - train
+
+
+def summary(plan: Plan, job: Job, state: State, models: dict[str, ModelSettings]) -> dict[str, Any]:
+    decisions = [h["decision"] for h in state.history]
+    return {
+        "recipe": plan.recipe,
+        "simulation": any(m.provider == "sim" for m in models.values()),
+        "steps": len(state.history),
+        "accepted": sum(1 for d in decisions if d.get("accepted")),
+        "rejected": sum(
+            1 for d in decisions if not d.get("accepted") and d.get("reason") != "no candidate"
+        ),
+        "gate": {
+            "split": job.train.gate.split,
+            "initial": state.baseline_score,
+            "best": state.best_score,
+            "final": state.current_score,
+        },
+        "test": state.test,
+        "history": state.history,
+    }

@@ -1,0 +1,82 @@
+"""End to end on the simulator: the quickstart trains, the plan's ranges hold, and a run
+interrupted at any point resumes to byte-identical results without paying twice."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from skopt.compiler.compile import compile_recipe
+from skopt.compiler.plan import Plan
+from skopt.runtime.artifacts import RunFolder
+from skopt.runtime.events import CallEvent
+from skopt.runtime.run import Exit, resume, start
+from tests.conftest import RECIPES
+
+
+def quickstart() -> Plan:
+    result = compile_recipe(str(RECIPES / "quickstart.skopt"))
+    assert result.plan is not None, result.diagnostics
+    return result.plan
+
+
+def results(folder: Path) -> dict[str, str]:
+    """What must be identical between runs: every skill version, the best skill, the summary."""
+    skills = sorted((folder / "skills").glob("*.md"))
+    files = [*skills, folder / "best_skill.md", folder / "summary.json"]
+    return {f.name: f.read_text() for f in files}
+
+
+def events(folder: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+
+
+def test_quickstart_trains_a_better_skill(tmp_path: Path) -> None:
+    outcome = start(quickstart(), RunFolder(tmp_path / "run"))
+    assert outcome.exit is Exit.DONE, outcome.message
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["simulation"] is True
+    assert summary["accepted"] >= 1 and summary["rejected"] >= 1  # the gate has real work
+    assert summary["test"]["best"] > summary["test"]["initial"]
+    assert (tmp_path / "run" / "best_skill.md").read_text() != ""
+
+
+def test_actual_calls_fall_inside_the_plan(tmp_path: Path) -> None:
+    plan = quickstart()
+    start(plan, RunFolder(tmp_path / "run"))
+    actual = Counter((e["phase"], e["role"]) for e in events(tmp_path / "run"))
+    totals = {(t.phase, t.role): t.calls for t in plan.jobs[0].totals}
+    for key, count in actual.items():
+        assert key in totals, key
+        assert totals[key].min <= count <= totals[key].max, (key, count, totals[key])
+
+
+class Interrupt(Exception):
+    pass
+
+
+@pytest.mark.parametrize("after", [1, 40, 137, 400])
+def test_interrupted_run_resumes_to_identical_results(tmp_path: Path, after: int) -> None:
+    plan = quickstart()
+    start(plan, RunFolder(tmp_path / "whole"))
+    seen = 0
+
+    def stop_after(event: CallEvent) -> None:
+        nonlocal seen
+        seen += 1
+        if seen == after:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        start(plan, RunFolder(tmp_path / "cut"), stop_after)
+    paid_before = sum(1 for e in events(tmp_path / "cut") if not e["cache_hit"] and e["ok"])
+    outcome = resume(RunFolder(tmp_path / "cut"))
+    assert outcome.exit is Exit.DONE
+    assert results(tmp_path / "cut") == results(tmp_path / "whole")
+    paid = sum(1 for e in events(tmp_path / "cut") if not e["cache_hit"] and e["ok"])
+    whole = sum(1 for e in events(tmp_path / "whole") if not e["cache_hit"] and e["ok"])
+    assert paid == whole  # no completed call was paid twice
+    assert paid_before <= whole
