@@ -7,7 +7,7 @@ counts calls by walking exactly this list, and the runtime dispatches it to `vis
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,18 +26,7 @@ PhaseName = Literal[
     "meta_skill",
     "final_test",
 ]
-PHASE_ORDER: tuple[PhaseName, ...] = (
-    "baseline",
-    "rollout",
-    "reflect",
-    "aggregate",
-    "select",
-    "update",
-    "gate",
-    "slow_update",
-    "meta_skill",
-    "final_test",
-)
+PHASE_ORDER: tuple[PhaseName, ...] = get_args(PhaseName)  # the order phases run in
 
 
 class Frozen(BaseModel):

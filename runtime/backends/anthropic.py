@@ -11,7 +11,7 @@ from anthropic.types import Message
 
 from skopt.compiler.plan import ModelSettings
 from skopt.runtime.backends import api_key
-from skopt.runtime.backends.failures import connection_failed, from_status, redact
+from skopt.runtime.backends.failures import translated
 from skopt.runtime.errors import CallFailed
 from skopt.runtime.request import Completion, Params, Request
 
@@ -30,19 +30,8 @@ class AnthropicBackend:
 
     async def complete(self, request: Request, params: Params) -> Completion:
         start = time.perf_counter()
-        try:
+        with translated(anthropic, PROVIDER, self._key):
             message = await self._client.messages.create(**self._arguments(request, params))
-        except anthropic.APIStatusError as exc:
-            raise from_status(
-                PROVIDER, exc.status_code, exc.response.headers, _detail(exc), self._key
-            ) from None
-        except anthropic.APITimeoutError:
-            raise connection_failed(PROVIDER, "timed out", "no answer in time", self._key) from None
-        except anthropic.APIConnectionError as exc:
-            raise connection_failed(PROVIDER, "connection failed", str(exc), self._key) from None
-        except (anthropic.APIError, ValueError) as exc:  # a body that is not a message
-            text = f"{PROVIDER} sent an unreadable answer: {redact(str(exc), self._key)[:300]}"
-            raise CallFailed(text, retryable=True) from None
         if not isinstance(message, Message) or message.content is None or message.usage is None:
             what = "something that is not a message"
             raise CallFailed(f"{PROVIDER} answered with {what}", retryable=True)
@@ -75,12 +64,3 @@ class AnthropicBackend:
 
     async def aclose(self) -> None:
         await self._client.close()
-
-
-def _detail(exc: anthropic.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and "message" in error:
-            return str(error["message"])
-    return str(exc.message)

@@ -3,9 +3,11 @@ kept out of every message."""
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from types import ModuleType
 
 from skopt.runtime.errors import CallFailed
 
@@ -49,3 +51,29 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
         except (TypeError, ValueError):
             return None
     return None
+
+
+@contextlib.contextmanager
+def translated(sdk: ModuleType, provider: str, key: str) -> Iterator[None]:
+    """The SDK's exceptions (openai and anthropic share their names) as `CallFailed`."""
+    try:
+        yield
+    except sdk.APIStatusError as exc:
+        detail = _detail(exc.body, str(exc.message))
+        raise from_status(provider, exc.status_code, exc.response.headers, detail, key) from None
+    except sdk.APITimeoutError:
+        raise connection_failed(provider, "timed out", "no answer in time", key) from None
+    except sdk.APIConnectionError as exc:
+        raise connection_failed(provider, "connection failed", str(exc), key) from None
+    except (sdk.APIError, ValueError) as exc:  # a body that is not an answer
+        message = f"{provider} sent an unreadable answer: {redact(str(exc), key)[:300]}"
+        raise CallFailed(message, retryable=True) from None
+
+
+def _detail(body: object, fallback: str) -> str:
+    """The server's own error message, when its body has one."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and "message" in error:
+            return str(error["message"])
+    return fallback

@@ -11,7 +11,7 @@ from openai.types.chat import ChatCompletion
 
 from skopt.compiler.plan import ModelSettings
 from skopt.runtime.backends import api_key
-from skopt.runtime.backends.failures import connection_failed, from_status, redact
+from skopt.runtime.backends.failures import translated
 from skopt.runtime.errors import CallFailed
 from skopt.runtime.request import Completion, Params, Request
 
@@ -30,21 +30,10 @@ class OpenAIBackend:
 
     async def complete(self, request: Request, params: Params) -> Completion:
         start = time.perf_counter()
-        try:
+        with translated(openai, PROVIDER, self._key):
             response = await self._client.chat.completions.create(
                 **self._arguments(request, params)
             )
-        except openai.APIStatusError as exc:
-            raise from_status(
-                PROVIDER, exc.status_code, exc.response.headers, _detail(exc), self._key
-            ) from None
-        except openai.APITimeoutError:
-            raise connection_failed(PROVIDER, "timed out", "no answer in time", self._key) from None
-        except openai.APIConnectionError as exc:
-            raise connection_failed(PROVIDER, "connection failed", str(exc), self._key) from None
-        except (openai.APIError, ValueError) as exc:  # a body that is not a completion
-            message = f"{PROVIDER} sent an unreadable answer: {redact(str(exc), self._key)[:300]}"
-            raise CallFailed(message, retryable=True) from None
         if not isinstance(response, ChatCompletion) or not response.choices:
             raise CallFailed(
                 f"{PROVIDER} answered with something that is not a completion", retryable=True
@@ -75,12 +64,3 @@ class OpenAIBackend:
 
     async def aclose(self) -> None:
         await self._client.close()
-
-
-def _detail(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and "message" in error:
-            return str(error["message"])
-    return str(exc.message)
