@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from skopt.compiler import budget as budgets
 from skopt.compiler.dataset import Item, batches, epoch_order
 from skopt.compiler.lower import Splits
 from skopt.compiler.phases import minibatches
@@ -31,6 +32,7 @@ from skopt.compiler.plan import (
 from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_json
 from skopt.runtime.edits import SLOW_UPDATE, Edit, apply_edits, find_regions, replace_region
+from skopt.runtime.ledger import Cost
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, edit_json
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
 
@@ -88,21 +90,35 @@ class Engine:
         self.job, self.splits, self.folder = job, splits, folder
         self.scorer, self.optimizer, self.leaks, self.state = scorer, optimizer, leaks, state
         self.train = job.train
+        self.ledger = scorer.layer.ledger
+        self.models = dict(scorer.layer.models)
         self.step: Step | None = None
 
     async def run(self) -> State:
         phases = self.job.phases
         while self.state.next_phase < len(phases):
             index = self.state.next_phase
-            if isinstance(phases[index], Rollout):
-                self.step = Step(phases[index].step, phases[index].epoch)
-            await getattr(self, f"visit_{phases[index].phase}")(phases[index])
+            phase = phases[index]
+            if isinstance(phase, Rollout):
+                self.afford(phase.step)  # raises BudgetExhausted before the step starts
+                self.step = Step(phase.step, phase.epoch)
+            await getattr(self, f"visit_{phase.phase}")(phase)
+            self.state.next_phase = index + 1
             if self._finishes_unit(index):
-                self.state.next_phase = index + 1
                 self.save()
-            else:
-                self.state.next_phase = index + 1
         return self.state
+
+    def afford(self, step: int) -> None:
+        """Stop before a step whose worst case the rest of the budget cannot pay (SPEC §5.4)."""
+        worst = sum(
+            (
+                budgets.worst(p, self.models)
+                for p in self.job.phases
+                if p.step == step and not isinstance(p, SlowUpdate | MetaSkill)
+            ),
+            budgets.Worst(),
+        )
+        self.ledger.release(self.ledger.reserve(Cost(worst.calls, worst.tokens, 0, worst.usd)))
 
     def _finishes_unit(self, index: int) -> bool:
         """State is saved after the baseline, each gate, each boundary phase and the test."""

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import click
 
-from skopt.compiler.compile import Compiled, compile_recipe
+from skopt.compiler.compile import Compiled, compile_recipe, stale
+from skopt.compiler.plan import Plan
 from skopt.grammar.format import format_recipe
 from skopt.grammar.parse import parse
 from skopt.grammar.source import Diagnostic, Severity, read_source, render
 from skopt.runtime.events import CallEvent
 from skopt.ui.plan_view import render_plan
 
-EXIT_OK, EXIT_CHANGED, EXIT_ERRORS = 0, 1, 2
+EXIT_OK, EXIT_CHANGED, EXIT_ERRORS, EXIT_STALE = 0, 1, 2, 4
 
 
 def _style(text: str, diagnostic: Diagnostic) -> str:
@@ -138,22 +139,41 @@ def run(
         else:
             if recipe is None:
                 raise click.UsageError("give a RECIPE, or --resume RUNDIR")
-            result = compile_recipe(recipe, sets)
-            print_diagnostics(result.diagnostics, result.sources)
-            if result.plan is None:
-                sys.exit(EXIT_ERRORS)
-            if len(result.plan.jobs) != 1:
+            plan = _saved_plan(recipe) if recipe.endswith(".json") else _compiled(recipe, sets)
+            if len(plan.jobs) != 1:
                 raise click.UsageError(
                     "this recipe has no single train job to run (sweeps come later)"
                 )
             from skopt.runtime.run import run_folder
 
-            outcome = start(result.plan, run_folder(result.plan, result.plan.jobs[0], out), show)
+            outcome = start(plan, run_folder(plan, plan.jobs[0], out), show)
     except KeyboardInterrupt:
         click.echo("interrupted: continue with skopt run --resume RUNDIR", err=True)
         sys.exit(Exit.INTERRUPTED)
     click.echo(outcome.message, err=True)
     sys.exit(outcome.exit)
+
+
+def _compiled(recipe: str, sets: tuple[str, ...]) -> Plan:
+    result = compile_recipe(recipe, sets)
+    print_diagnostics(result.diagnostics, result.sources)
+    if result.plan is None:
+        sys.exit(EXIT_ERRORS)
+    return result.plan
+
+
+def _saved_plan(path: str) -> Plan:
+    """A plan saved with `skopt plan -o`; refused (exit 4) when its recipe changed since."""
+    try:
+        plan = Plan.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise click.UsageError(f"{path} is not a readable plan: {str(exc)[:200]}") from None
+    reasons = stale(plan)
+    if reasons:
+        click.echo(f"the plan {path} is stale: " + "; ".join(reasons), err=True)
+        click.echo(f"make it again with: skopt plan {plan.recipe} -o {path}", err=True)
+        sys.exit(EXIT_STALE)
+    return plan
 
 
 class Progress:

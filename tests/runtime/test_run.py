@@ -80,3 +80,16 @@ def test_interrupted_run_resumes_to_identical_results(tmp_path: Path, after: int
     whole = sum(1 for e in events(tmp_path / "whole") if not e["cache_hit"] and e["ok"])
     assert paid == whole  # no completed call was paid twice
     assert paid_before <= whole
+
+
+def test_budget_stop_before_a_step_it_cannot_pay(tmp_path: Path) -> None:
+    result = compile_recipe(str(RECIPES / "quickstart.skopt"), ["budget.calls=300"])
+    assert result.plan is not None, result.diagnostics
+    assert any("budget covers" in d.message for d in result.diagnostics)
+    outcome = start(result.plan, RunFolder(tmp_path / "run"))
+    assert outcome.exit is Exit.BUDGET, outcome.message
+    state = json.loads((tmp_path / "run" / "state.json").read_text())
+    assert 0 < len(state["history"]) < result.plan.jobs[0].schedule.total_steps
+    assert (tmp_path / "run" / "best_skill.md").read_text() == state["best_skill"]
+    paid = sum(1 for e in events(tmp_path / "run") if e["ok"] and not e["cache_hit"])
+    assert paid <= 300

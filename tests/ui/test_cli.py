@@ -102,3 +102,20 @@ def test_run_the_quickstart_and_resume_a_finished_run(tmp_path: Path) -> None:
     assert json.loads((out / "summary.json").read_text())["test"]["best"] > 0
     code, _, err = run("run", "--resume", str(out), "--quiet")
     assert code == 0 and "done" in err  # nothing left to do: answered from the cache
+
+
+def test_run_a_saved_plan_and_refuse_a_stale_one(tmp_path: Path) -> None:
+    recipe = tmp_path / "r.skopt"
+    recipe.write_text((RECIPES / "quickstart.skopt").read_text())
+    (tmp_path / "base.skopt").write_text((RECIPES / "base.skopt").read_text())
+    (tmp_path / "skills").mkdir()
+    (tmp_path / "skills" / "quickstart.md").write_text("# House rules\n")
+    saved = tmp_path / "plan.json"
+    assert run("plan", str(recipe), "-o", str(saved))[0] == 0
+    code, _, err = run("run", str(saved), "--out", str(tmp_path / "run"), "--quiet")
+    assert code == 0, err
+    (tmp_path / "skills" / "quickstart.md").write_text("# House rules, changed\n")
+    code, _, err = run("run", str(saved), "--out", str(tmp_path / "run2"), "--quiet")
+    assert code == 4
+    assert "stale: the initial skill changed" in err
+    assert not (tmp_path / "run2").exists()
