@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -86,7 +87,9 @@ class Engine:
         optimizer: Optimizer,
         leaks: set[str],
         state: State,
+        on_step: Callable[[dict[str, Any], int], None] | None = None,
     ) -> None:
+        self.on_step = on_step
         self.job, self.splits, self.folder = job, splits, folder
         self.scorer, self.optimizer, self.leaks, self.state = scorer, optimizer, leaks, state
         self.train = job.train
@@ -265,7 +268,9 @@ class Engine:
                 self.state.current_skill, edits, self.memory()
             )
             lr = chosen if chosen is not None else 0
-        if len(edits) > lr:
+        if lr == 0:
+            step.selected = []
+        elif len(edits) > lr:
             picked = await self.optimizer.select(self.state.current_skill, edits, lr, self.memory())
             step.selected = [edits[i] for i in picked] if picked else _by_support(edits)[:lr]
         else:
@@ -321,6 +326,8 @@ class Engine:
             {k: step.record[k] for k in ("step", "epoch", "failures") if k in step.record}
             | {"decision": step.record["decision"], "score": s.current_score, "best": s.best_score}
         )
+        if self.on_step:
+            self.on_step(s.history[-1], self.job.schedule.total_steps)
 
     def _accept(self, skill: str, scores: dict[str, tuple[float, float]], score: float) -> None:
         s = self.state

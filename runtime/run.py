@@ -6,10 +6,9 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from skopt.compiler.lower import Splits, load_splits
 from skopt.compiler.plan import Job, ModelSettings, Plan
@@ -50,21 +49,27 @@ def run_folder(plan: Plan, job: Job, out: str | None) -> RunFolder:
     return RunFolder(Path(job.train.out.format(recipe=recipe, time=stamp)))
 
 
+class Display(Protocol):
+    """What a live display is told: every call, and every finished step."""
+
+    def call(self, event: CallEvent) -> None: ...
+
+    def step(self, record: dict[str, Any], total: int) -> None: ...
+
+
 class _Sinks:
     """The journal and an optional live display, as one sink."""
 
-    def __init__(self, journal: JsonlSink, show: Callable[[CallEvent], None] | None) -> None:
+    def __init__(self, journal: JsonlSink, show: Display | None) -> None:
         self.journal, self.show = journal, show
 
     def emit(self, event: CallEvent) -> None:
         self.journal.emit(event)
         if self.show:
-            self.show(event)
+            self.show.call(event)
 
 
-def start(
-    plan: Plan, folder: RunFolder, show: Callable[[CallEvent], None] | None = None
-) -> Outcome:
+def start(plan: Plan, folder: RunFolder, show: Display | None = None) -> Outcome:
     """A new run of the plan's (single) job in `folder`."""
     job = plan.jobs[0]
     folder.root.mkdir(parents=True, exist_ok=True)
@@ -77,7 +82,7 @@ def start(
     return asyncio.run(_run(plan, job, folder, state, show))
 
 
-def resume(folder: RunFolder, show: Callable[[CallEvent], None] | None = None) -> Outcome:
+def resume(folder: RunFolder, show: Display | None = None) -> Outcome:
     plan = Plan.model_validate(read_json(folder.root / "plan.json"))
     data = read_json(folder.state) if folder.state.exists() else None
     if not isinstance(data, dict):
@@ -86,7 +91,7 @@ def resume(folder: RunFolder, show: Callable[[CallEvent], None] | None = None) -
 
 
 async def _run(
-    plan: Plan, job: Job, folder: RunFolder, state: State, show: Callable[[CallEvent], None] | None
+    plan: Plan, job: Job, folder: RunFolder, state: State, show: Display | None
 ) -> Outcome:
     models = {m.name: m for m in plan.models if m.name in (job.train.target, job.train.optimizer)}
     env_settings = next(e for e in plan.envs if e.name == job.train.env)
@@ -105,6 +110,7 @@ async def _run(
         Optimizer(layer, job.train.optimizer, prompts),
         _leaks(splits),
         state,
+        show.step if show else None,
     )
     try:
         await engine.run()

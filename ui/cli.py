@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -177,20 +178,29 @@ def _saved_plan(path: str) -> Plan:
 
 
 class Progress:
-    """Live progress on standard error: one line each time the run enters another phase."""
+    """Live progress on standard error: a line per phase change and per finished step."""
 
     def __init__(self) -> None:
         self.calls = self.hits = 0
         self.usd = 0.0
         self.phase = ""
 
-    def __call__(self, event: CallEvent) -> None:
+    def call(self, event: CallEvent) -> None:
         self.calls += 1
         self.hits += event.cache_hit
         self.usd += event.usd or 0.0
         if event.phase != self.phase:
             self.phase = event.phase
-            line = (
-                f"{self.phase:<12} calls so far {self.calls} (cached {self.hits}) · ${self.usd:.4f}"
-            )
+            line = f"  {self.phase:<12} calls {self.calls} (cached {self.hits}) · ${self.usd:.4f}"
             click.echo(line, err=True)
+
+    def step(self, record: dict[str, Any], total: int) -> None:
+        decision = record["decision"]
+        verdict = (
+            "accepted" if decision.get("accepted") else f"kept the skill ({decision.get('reason')})"
+        )
+        click.echo(
+            f"step {record['step']}/{total} · epoch {record['epoch']} · {verdict}"
+            f" · score {record['score']:.3f} · best {record['best']:.3f}",
+            err=True,
+        )

@@ -54,24 +54,28 @@ def test_actual_calls_fall_inside_the_plan(tmp_path: Path) -> None:
         assert totals[key].min <= count <= totals[key].max, (key, count, totals[key])
 
 
-class Interrupt(Exception):
-    pass
+class StopAfter:
+    """A display that interrupts the run (like Ctrl-C) after a number of calls."""
+
+    def __init__(self, calls: int) -> None:
+        self.left = calls
+
+    def call(self, event: CallEvent) -> None:
+        self.left -= 1
+        if self.left == 0:
+            raise KeyboardInterrupt
+
+    def step(self, record: dict[str, object], total: int) -> None:
+        pass
 
 
 @pytest.mark.parametrize("after", [1, 40, 137, 400])
 def test_interrupted_run_resumes_to_identical_results(tmp_path: Path, after: int) -> None:
     plan = quickstart()
     start(plan, RunFolder(tmp_path / "whole"))
-    seen = 0
-
-    def stop_after(event: CallEvent) -> None:
-        nonlocal seen
-        seen += 1
-        if seen == after:
-            raise KeyboardInterrupt
-
+    cut = StopAfter(after)
     with pytest.raises(KeyboardInterrupt):
-        start(plan, RunFolder(tmp_path / "cut"), stop_after)
+        start(plan, RunFolder(tmp_path / "cut"), cut)
     paid_before = sum(1 for e in events(tmp_path / "cut") if not e["cache_hit"] and e["ok"])
     outcome = resume(RunFolder(tmp_path / "cut"))
     assert outcome.exit is Exit.DONE
