@@ -14,10 +14,14 @@ from skopt.runtime.errors import CacheDamaged
 from skopt.runtime.request import Completion
 
 SCHEMA_VERSION = 1
+Origin = tuple[str, str, str]  # model block, role, phase of the request that paid for a row
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
     content_key TEXT NOT NULL,
+    model TEXT NOT NULL,
+    role TEXT NOT NULL,
+    phase TEXT NOT NULL,
     request TEXT NOT NULL,
     text TEXT NOT NULL,
     input_tokens INTEGER NOT NULL,
@@ -72,17 +76,28 @@ class ResponseCache:
         )
         return Completion(*rows[0]) if rows else None  # type: ignore[arg-type]
 
-    def put(self, key: str, content_key: str, request: str, completion: Completion) -> None:
+    def put(
+        self, key: str, content_key: str, origin: Origin, request: str, completion: Completion
+    ) -> None:
         c = completion
-        row = (key, content_key, request, c.text, c.input_tokens, c.output_tokens)
+        row = (key, content_key, *origin, request, c.text, c.input_tokens, c.output_tokens)
         try:
             with self._lock, self._db:
                 self._db.execute(
-                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (*row, c.finish_reason, c.latency_s),
                 )
         except sqlite3.DatabaseError as exc:
             raise CacheDamaged(f"{self.path} cannot be written: {exc}") from None
+
+    def paid(self) -> list[tuple[str, Origin, Completion]]:
+        """Every answer paid for: (key, who asked, completion) — to reconcile the journal."""
+        rows = self._query(
+            "SELECT key, model, role, phase, text, input_tokens, output_tokens, finish_reason,"
+            " latency_s FROM responses ORDER BY key",
+            (),
+        )
+        return [(str(r[0]), (str(r[1]), str(r[2]), str(r[3])), Completion(*r[4:])) for r in rows]  # type: ignore[arg-type]
 
     def requests(self) -> list[str]:
         """Every recorded canonical request — what replay diffs a miss against."""

@@ -71,7 +71,7 @@ class CallLayer:
         if running is not None:
             completion = await asyncio.shield(running)
             self.ledger.cache_hit(request.role, request.phase)
-            self._emit(request, completion, usd=0.0, retries=0, cache_hit=True)
+            self._emit(request, completion, usd=0.0, retries=0, cache_hit=True, key=key)
             return completion
         task = asyncio.ensure_future(self._call(request, key))
         self._in_flight[key] = task
@@ -86,7 +86,7 @@ class CallLayer:
         cached = self.cache.get(key) if self.cache else None
         if cached is not None:
             self.ledger.cache_hit(request.role, request.phase)
-            self._emit(request, cached, usd=0.0, retries=0, cache_hit=True)
+            self._emit(request, cached, usd=0.0, retries=0, cache_hit=True, key=key)
             return cached
         worst_in = worst_input_tokens(request)
         worst_usd = usd(settings, worst_in, settings.max_tokens) or 0.0
@@ -107,8 +107,11 @@ class CallLayer:
         actual = Cost(1, completion.input_tokens, completion.output_tokens, cost or 0.0)
         self.ledger.commit(reservation, actual, request.role, request.phase, completion.latency_s)
         if self.cache:
-            self.cache.put(key, content_key(request), canonical(request, params), completion)
-        self._emit(request, completion, usd=cost, retries=retries, cache_hit=False)
+            origin = (request.model, request.role, request.phase)
+            self.cache.put(
+                key, content_key(request), origin, canonical(request, params), completion
+            )
+        self._emit(request, completion, usd=cost, retries=retries, cache_hit=False, key=key)
         return completion
 
     async def _attempts(self, request: Request, settings: ModelSettings) -> tuple[Completion, int]:
@@ -143,6 +146,7 @@ class CallLayer:
         usd: float | None,
         retries: int,
         cache_hit: bool,
+        key: str,
     ) -> None:
         self.sink.emit(
             CallEvent(
@@ -156,6 +160,7 @@ class CallLayer:
                 retries=retries,
                 cache_hit=cache_hit,
                 ok=True,
+                key=key,
             )
         )
 

@@ -363,7 +363,7 @@ class Engine:
                 current = {k: (v[0], v[1]) for k, v in s.current_scores.items()}
                 if gating.decide(current, scores, self.train.gate).accepted:
                     self._accept(candidate, scores, gating.metric(scores, self.train.gate))
-        self._boundary_records(phase.step)
+        self._boundary_records(phase)
 
     async def visit_meta_skill(self, phase: MetaSkill) -> None:
         s = self.state
@@ -373,11 +373,12 @@ class Engine:
             "scores": [h["score"] for h in s.history[-self.job.schedule.steps_per_epoch :]],
         }
         s.meta_skill = await self.optimizer.meta_skill(history, s.meta_skill) or s.meta_skill
-        self._boundary_records(phase.step)
+        self._boundary_records(phase)
 
-    def _boundary_records(self, step: int) -> None:
+    def _boundary_records(self, phase: SlowUpdate | MetaSkill) -> None:
+        """The boundary's optimizer calls, kept with the step they precede."""
         records = [asdict(r) for r in self.optimizer.records]
-        self.folder.write_step(step, "boundary.json", records)
+        self.folder.write_step(phase.step, f"{phase.phase}.json", records)
         self.optimizer.records.clear()
 
     def _new_epoch(self) -> None:

@@ -21,6 +21,7 @@ class CallEvent:
     cache_hit: bool
     ok: bool
     error: str = ""
+    key: str = ""  # the request's cache key (a hash): ties a paid call to its cached answer
     kind: str = "call"
 
 

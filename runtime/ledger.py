@@ -100,6 +100,11 @@ class Ledger:
     def release(self, reservation: Reservation) -> None:
         self.reserved -= reservation.worst
 
+    def restore(self, spent: Cost, accounts: dict[tuple[str, str], Account]) -> None:
+        """Continue a resumed run's accounts (rebuilt from its journal)."""
+        self.spent = spent
+        self.accounts = accounts
+
     def cache_hit(self, role: str, phase: str) -> None:
         self.account(role, phase).cache_hits += 1
 

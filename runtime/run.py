@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import json
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,12 +16,12 @@ from skopt.compiler.plan import Job, ModelSettings, Plan
 from skopt.runtime.artifacts import RunFolder, read_json, write_atomic, write_json
 from skopt.runtime.backends import Backend, backend_for
 from skopt.runtime.cache import ResponseCache
-from skopt.runtime.calls import CallLayer
+from skopt.runtime.calls import CallLayer, usd
 from skopt.runtime.engine import Engine, State
 from skopt.runtime.envs import env_for
 from skopt.runtime.errors import BudgetExhausted
 from skopt.runtime.events import CallEvent, JsonlSink
-from skopt.runtime.ledger import Ledger
+from skopt.runtime.ledger import Account, Cost, Ledger
 from skopt.runtime.optimizer import Optimizer
 from skopt.runtime.scoring import Scorer
 
@@ -72,9 +73,6 @@ class _Sinks:
 def start(plan: Plan, folder: RunFolder, show: Display | None = None) -> Outcome:
     """A new run of the plan's (single) job in `folder`."""
     job = plan.jobs[0]
-    folder.root.mkdir(parents=True, exist_ok=True)
-    write_json(folder.root / "plan.json", plan.model_dump(mode="json"))
-    write_json(folder.root / "lock.json", plan.hashes.model_dump())
     skill = Path(job.train.skill).read_text(encoding="utf-8") if job.train.skill else ""
     state = State(
         initial_skill=skill, current_skill=skill, best_skill=skill, epoch_start_skill=skill
@@ -97,9 +95,16 @@ async def _run(
     env_settings = next(e for e in plan.envs if e.name == job.train.env)
     splits = load_splits(env_settings)
     backends: dict[str, Backend] = {name: backend_for(m) for name, m in models.items()}
-    journal = JsonlSink(folder.events)
+    if not folder.state.exists():  # a new run: only now that its models can be reached
+        folder.root.mkdir(parents=True, exist_ok=True)
+        write_json(folder.root / "plan.json", plan.model_dump(mode="json"))
+        write_json(folder.root / "lock.json", plan.hashes.model_dump())
     cache = ResponseCache(folder.cache)
-    layer = CallLayer(models, backends, Ledger(plan.budget), _Sinks(journal, show), cache)
+    reconcile(folder, cache, models)
+    ledger = Ledger(plan.budget)
+    ledger.restore(*spent_so_far(folder))
+    journal = JsonlSink(folder.events)
+    layer = CallLayer(models, backends, ledger, _Sinks(journal, show), cache)
     prompts = job.train.prompts
     scorer = Scorer(layer, env_for(env_settings), job.train.target, prompts)
     engine = Engine(
@@ -132,6 +137,62 @@ async def _close(backends: dict[str, Backend], cache: ResponseCache, journal: Js
         await backend.aclose()
     cache.close()
     journal.close()
+
+
+def reconcile(folder: RunFolder, cache: ResponseCache, models: dict[str, ModelSettings]) -> None:
+    """Journal every answer the cache holds but the journal does not: a kill can fall between
+    caching an answer and journaling it. Afterwards the journal counts every call paid."""
+    journaled = {e["key"] for e in _journal(folder) if e.get("ok") and not e.get("cache_hit")}
+    torn = folder.events.exists() and not folder.events.read_bytes().endswith(b"\n")
+    with folder.events.open("a", encoding="utf-8") as out:
+        if torn and folder.events.stat().st_size:
+            out.write("\n")  # end the line a kill tore
+        for key, (model, role, phase), c in cache.paid():
+            if key in journaled or model not in models:
+                continue
+            cost = usd(models[model], c.input_tokens, c.output_tokens)
+            event = CallEvent(
+                role,
+                phase,
+                model,
+                c.input_tokens,
+                c.output_tokens,
+                cost,
+                c.latency_s,
+                0,
+                False,
+                True,
+                key=key,
+            )
+            out.write(json.dumps(asdict(event), sort_keys=True) + "\n")
+
+
+def spent_so_far(folder: RunFolder) -> tuple[Cost, dict[tuple[str, str], Account]]:
+    """What earlier sessions of this run paid, from its journal (empty for a new run)."""
+    spent = Cost()
+    accounts: dict[tuple[str, str], Account] = {}
+    for event in _journal(folder):
+        if not event.get("ok") or event.get("cache_hit"):
+            continue
+        cost = Cost(1, event["input_tokens"], event["output_tokens"], event.get("usd") or 0.0)
+        spent += cost
+        account = accounts.setdefault((event["role"], event["phase"]), Account())
+        account.cost += cost
+        account.seconds += event["latency_s"]
+    return spent, accounts
+
+
+def _journal(folder: RunFolder) -> list[dict[str, Any]]:
+    """The journal's events; a line torn by a kill is skipped."""
+    if not folder.events.exists():
+        return []
+    events = []
+    for line in folder.events.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
 
 
 def _leaks(splits: Splits) -> set[str]:

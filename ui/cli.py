@@ -151,6 +151,11 @@ def run(
     except KeyboardInterrupt:
         click.echo("interrupted: continue with skopt run --resume RUNDIR", err=True)
         sys.exit(Exit.INTERRUPTED)
+    except RUNTIME_FAILURES as exc:
+        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
+        if isinstance(exc, RUNTIME_FAILURES[2:]):  # failed mid-run, not before it started
+            click.echo("what finished is kept: continue with skopt run --resume RUNDIR", err=True)
+        sys.exit(Exit.FAILED)
     click.echo(outcome.message, err=True)
     sys.exit(outcome.exit)
 
@@ -175,6 +180,16 @@ def _saved_plan(path: str) -> Plan:
         click.echo(f"make it again with: skopt plan {plan.recipe} -o {path}", err=True)
         sys.exit(EXIT_STALE)
     return plan
+
+
+def _runtime_failures() -> tuple[type[Exception], ...]:
+    from skopt.runtime.envs import EnvLoadError
+    from skopt.runtime.errors import CacheDamaged, CallFailed, MissingKey, ReplayMiss
+
+    return (MissingKey, CacheDamaged, CallFailed, ReplayMiss, EnvLoadError)
+
+
+RUNTIME_FAILURES = _runtime_failures()
 
 
 class Progress:
@@ -204,3 +219,135 @@ class Progress:
             f" · score {record['score']:.3f} · best {record['best']:.3f}",
             err=True,
         )
+
+
+@main.command()
+@click.argument("rundir", type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def report(rundir: str, as_json: bool) -> None:
+    """Report a run: scores, decisions, plan vs actual.
+
+    Scores on the gate and test splits, each step's gate decision, and plan against actual
+    calls, tokens and USD per phase and role; also saved as RUNDIR/report.md."""
+    from skopt.runtime.artifacts import write_atomic
+    from skopt.runtime.report import NotARunFolder
+    from skopt.runtime.report import report as read_report
+    from skopt.ui.report_view import as_markdown, render_report
+
+    try:
+        made = read_report(Path(rundir))
+    except NotARunFolder as exc:
+        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
+        sys.exit(EXIT_ERRORS)
+    text = render_report(made)
+    try:
+        write_atomic(Path(rundir) / "report.md", as_markdown(text))
+    except OSError as exc:
+        click.echo(f"warning: report.md not written: {exc}", err=True)
+    click.echo(made.model_dump_json(indent=2) if as_json else text)
+
+
+@main.command(name="eval")
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option(
+    "--skill",
+    "skill_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="The skill to score (a Markdown file).",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["test", "valid", "train"]),
+    default="test",
+    show_default=True,
+    help="The env split to score on.",
+)
+@click.option(
+    "--harness",
+    type=click.Choice(["plain"]),
+    default="plain",
+    show_default=True,
+    help="How the target sees the skill. plain, the only one for now: the skill as the system "
+    "message, the task as the user message with the env's answer-format line (the built-in "
+    "rollout template).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the score as JSON.")
+@click.option(
+    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
+)
+def eval_(
+    recipe: str, skill_file: str, split: str, harness: str, as_json: bool, sets: tuple[str, ...]
+) -> None:
+    """Score one skill with the recipe's target model.
+
+    Rolls the skill out on a split of the recipe's env (default: test) and prints the mean
+    hard and soft scores.
+    Calls go through the call layer under the recipe's budget, with no response cache and no
+    run folder: nothing is written. Exit 0 scored, 1 a runtime failure, 2 a recipe error."""
+    import dataclasses
+    import json
+
+    from skopt.runtime.evaluate import CannotEvaluate, EvalFailed, evaluate
+
+    try:
+        skill = Path(skill_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--skill") from None
+    plan = _compiled(recipe, sets)
+    try:
+        result = evaluate(plan, skill, split, harness)
+    except CannotEvaluate as exc:
+        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
+        sys.exit(EXIT_ERRORS)
+    except EvalFailed as exc:
+        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
+        sys.exit(1)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(result) | {"skill": skill_file}, indent=2))
+        return
+    sim = " (simulation)" if result.simulation else ""
+    usd = "unknown" if result.usd is None else f"${result.usd:.4f}"
+    click.echo(
+        f"eval · {recipe} · skill {skill_file} · {split} split of env {result.env}"
+        f" · target {result.target} · harness {harness}{sim}\n"
+        f"hard {result.hard:.3f} · soft {result.soft:.3f} · n {result.items}\n"
+        f"calls {result.calls} (cached {result.cache_hits}) · {usd}"
+    )
+
+
+@main.command()
+@click.argument("directory", default=".", required=False, type=click.Path(file_okay=False))
+def init(directory: str) -> None:
+    """Scaffold a starter: recipe, skill and data.
+
+    Writes skill.skopt (both models on the simulator: no API key needed), skills/skill.md and
+    data/items.jsonl into DIRECTORY (default: here). Refuses to overwrite a file."""
+    from skopt.ui.scaffold import RECIPE, existing, write_starter
+
+    folder = Path(directory)
+    clash = existing(folder)
+    if clash:
+        names = ", ".join(str(p) for p in clash)
+        click.echo(
+            click.style("error: ", fg="red", bold=True) + f"already there: {names}", err=True
+        )
+        click.echo("nothing was written; choose another folder: skopt init DIR", err=True)
+        sys.exit(EXIT_ERRORS)
+    try:
+        written = write_starter(folder)
+    except OSError as exc:
+        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
+        sys.exit(1)
+    for path in written:
+        click.echo(f"created {path}", err=True)
+    recipe, run_dir = folder / RECIPE, folder / "runs" / "first"
+    click.echo(
+        f"next: skopt plan {recipe}\n"
+        f"      skopt run {recipe} --out {run_dir}\n"
+        f"      skopt report {run_dir}\n"
+        "both models are the simulator (no API key needed; it scores 0 on these items):"
+        f" switch them to a real model in {recipe} to train for real"
+    )

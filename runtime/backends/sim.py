@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from skopt.compiler.plan import ModelSettings
 from skopt.compiler.synthetic import CODE_LETTERS
+from skopt.compiler.tokens import PER_MESSAGE, PER_REPLY
 from skopt.runtime.request import Completion, Params, Request
 
 # Bounded repeats keep every pattern linear on a megabyte of junk; topics are short phrases.
@@ -59,7 +60,9 @@ class SimBackend:
         text = reply(request)
         return Completion(
             text=text,
-            input_tokens=sum(_tokens(m.content) for m in request.messages),
+            # counted as the plan estimates a chat: ~4 characters a token, plus chat overhead
+            input_tokens=sum(_tokens(m.content) + PER_MESSAGE for m in request.messages)
+            + PER_REPLY,
             output_tokens=_tokens(text),
             finish_reason="stop",
             latency_s=0.0,

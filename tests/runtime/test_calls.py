@@ -37,6 +37,8 @@ pytestmark = pytest.mark.usefixtures("key")
 
 T = TypeVar("T")
 
+ORIGIN = ("m", "target", "test")  # who asked, for rows written directly
+
 
 def ask(text: str, **fields: object) -> Request:
     return Request(
@@ -340,7 +342,9 @@ def test_junk_cache_file_is_damaged(tmp_path: Path) -> None:
 def filled_cache(path: Path, rows: int) -> None:
     cache = ResponseCache(path)
     for i in range(rows):
-        cache.put(f"k{i}", f"c{i}", f'{{"n":{i}}}', Completion("x" * 500, 1, 2, "stop", 0.1))
+        cache.put(
+            f"k{i}", f"c{i}", ORIGIN, f'{{"n":{i}}}', Completion("x" * 500, 1, 2, "stop", 0.1)
+        )
     cache.close()
 
 
@@ -385,7 +389,7 @@ def test_concurrent_writer_threads_lose_nothing(tmp_path: Path) -> None:
             cache = ResponseCache(path) if own else shared
             for i in range(150):
                 key = f"w{writer}-{i}"
-                cache.put(key, key, "{}", Completion(key, i, writer, "stop", 0.0))
+                cache.put(key, key, ORIGIN, "{}", Completion(key, i, writer, "stop", 0.0))
                 assert cache.get(key) is not None
             if own:
                 cache.close()
@@ -411,7 +415,7 @@ from skopt.runtime.request import Completion
 cache = ResponseCache(Path(sys.argv[1]))
 for i in range(100):
     key = f"p{sys.argv[2]}-{i}"
-    cache.put(key, key, "{}", Completion(key, i, 0, "stop", 0.0))
+    cache.put(key, key, ("m", "target", "test"), "{}", Completion(key, i, 0, "stop", 0.0))
 cache.close()
 """
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from skopt.compiler import synthetic
 from skopt.compiler.dataset import Item
+from skopt.compiler.tokens import PER_MESSAGE, PER_REPLY
 from skopt.prompts import render
 from skopt.runtime.backends import Backend, backend_for, params_of
 from skopt.runtime.backends.sim import GENERIC_ADVICE, SimBackend, harmful, reply
@@ -284,7 +285,8 @@ def test_backend_for_sim_completes_deterministically() -> None:
 
     first, second = asyncio.run(go())
     assert first == second
-    tokens = -(-len(RULES[0].text) // 4) + 3  # ceil(characters / 4) of each message
+    # ceil(characters / 4) of each message, plus the chat overhead the plan counts too
+    tokens = -(-len(RULES[0].text) // 4) + 3 + 2 * PER_MESSAGE + PER_REPLY
     assert first == Completion("<answer>I do not know</answer>", tokens, 8, "stop", 0.0)
 
 
