@@ -30,6 +30,7 @@ from skopt.compiler.overrides import COMMAND_LINE, apply_sets, command_line_sour
 from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan
 from skopt.compiler.scope import load
 from skopt.compiler.settings import budget_settings, env_settings, model_settings, train_settings
+from skopt.compiler.templates import check_prompts
 from skopt.grammar.source import Diagnostic, Span, error, has_errors, warning
 
 
@@ -72,9 +73,11 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
         result.diagnostics += api_key_warnings(checked, used)
         result.diagnostics += _price_warnings(checked, models, used)
         if job.spec.kind == "train":
-            jobs = _train_jobs(
-                checked, job, models, envs, budget, budget_blocks, result.diagnostics
-            )
+            result.diagnostics += check_prompts(job, checked.envs.get(str(job.values["env"])))
+            if result.ok:  # templates that fail their check are never rendered
+                jobs = _train_jobs(
+                    checked, job, models, envs, budget, budget_blocks, result.diagnostics
+                )
     if not result.ok:
         return None
     kind = job.spec.kind if job else "none"

@@ -25,7 +25,7 @@ from skopt.compiler.plan import (
     Usd,
 )
 from skopt.compiler.tokens import PER_MESSAGE, PER_REPLY, Counter, chat_tokens, counter_for
-from skopt.prompts import render
+from skopt.prompts import rollout_user
 
 # Tokens of an optimizer prompt's own instructions (its template), before the skill and evidence.
 OPTIMIZER_INSTRUCTIONS = 400
@@ -53,6 +53,7 @@ class TokenModel:
     skill: str
     answer_format: str
     prompts: str | None
+    env_prompt: str | None
     target_counter: Counter = field(init=False)
     optimizer_counter: Counter = field(init=False)
     _item_tokens: dict[str, int] = field(default_factory=dict, init=False)
@@ -66,12 +67,8 @@ class TokenModel:
         """Input tokens of one rollout of `item` with the initial skill."""
         cached = self._item_tokens.get(item.id)
         if cached is None:
-            user = render(
-                "rollout_user.j2",
-                self.prompts,
-                input=item.input,
-                context=item.context,
-                answer_format=self.answer_format,
+            user = rollout_user(
+                item.input, item.context, self.answer_format, self.prompts, self.env_prompt
             )
             cached = chat_tokens(self.target_counter, self.skill, user)
             self._item_tokens[item.id] = cached

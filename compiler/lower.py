@@ -177,8 +177,14 @@ def build_job(
     total = per_epoch * train.epochs
     lr_kind, lr_args = _schedule(job_block, overrides)
     rates = learning_rates(lr_kind, lr_args, total)
+    env = inputs.env
     tokens = TokenModel(
-        inputs.target, inputs.optimizer, inputs.skill_text, inputs.env.answer_format, train.prompts
+        inputs.target,
+        inputs.optimizer,
+        inputs.skill_text,
+        env.answer_format,
+        train.prompts,
+        env.prompt,
     )
     phase_list = _phases(train, splits, gate_items, rates, per_epoch, tokens)
     role_calls = [(p.phase, rc) for p in phase_list for rc in p.calls]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from skopt.compiler.dataset import Item
-from skopt.prompts import render
+from skopt.prompts import rollout_user
 from skopt.runtime.calls import CallLayer
 from skopt.runtime.envs import Env
 from skopt.runtime.request import Message, Request
@@ -42,17 +42,21 @@ class Trajectory:
 
 
 class Scorer:
-    def __init__(self, layer: CallLayer, env: Env, target: str, prompts: str | None) -> None:
+    def __init__(
+        self,
+        layer: CallLayer,
+        env: Env,
+        target: str,
+        prompts: str | None,
+        env_prompt: str | None = None,
+    ) -> None:
         self.layer, self.env, self.target, self.prompts = layer, env, target, prompts
+        self.env_prompt = env_prompt
         self._seen: dict[tuple[str, str, int], Trajectory] = {}
 
     def messages(self, skill: str, item: Item) -> tuple[Message, ...]:
-        user = render(
-            "rollout_user.j2",
-            self.prompts,
-            input=item.input,
-            context=item.context,
-            answer_format=self.env.answer_format,
+        user = rollout_user(
+            item.input, item.context, self.env.answer_format, self.prompts, self.env_prompt
         )
         return (Message("system", skill), Message("user", user))
 
