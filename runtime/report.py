@@ -96,7 +96,13 @@ def report(root: Path) -> Report:
     folder = RunFolder(root)
     plan = _plan(root / "plan.json")
     if len(plan.jobs) != 1:
-        raise NotARunFolder(f"{root}: its plan.json holds {len(plan.jobs)} jobs, not one run")
+        hint = (
+            f"; a sweep: its table is {root / 'sweep.md'}, report a cell: {root / 'cells' / '01'}"
+        )
+        raise NotARunFolder(
+            f"{root}: its plan.json holds {len(plan.jobs)} jobs, not one run"
+            + (hint if (root / "sweep.json").is_file() else "")
+        )
     job = plan.jobs[0]
     summary = _object(root / "summary.json")
     state = summary if summary is not None else _object(folder.state)

@@ -72,20 +72,31 @@ class _Sinks:
 
 def start(plan: Plan, folder: RunFolder, show: Display | None = None) -> Outcome:
     """A new run of the plan's (single) job in `folder`."""
+    return asyncio.run(start_job(plan, folder, show))
+
+
+def resume(folder: RunFolder, show: Display | None = None) -> Outcome:
+    """Continue the run in `folder` after its last finished step (a finished run: a no-op)."""
+    return asyncio.run(resume_job(folder, show))
+
+
+async def start_job(plan: Plan, folder: RunFolder, show: Display | None = None) -> Outcome:
+    """`start` inside a running event loop: a sweep runs its cells this way, side by side."""
     job = plan.jobs[0]
     skill = Path(job.train.skill).read_text(encoding="utf-8") if job.train.skill else ""
     state = State(
         initial_skill=skill, current_skill=skill, best_skill=skill, epoch_start_skill=skill
     )
-    return asyncio.run(_run(plan, job, folder, state, show))
+    return await _run(plan, job, folder, state, show)
 
 
-def resume(folder: RunFolder, show: Display | None = None) -> Outcome:
+async def resume_job(folder: RunFolder, show: Display | None = None) -> Outcome:
+    """`resume` inside a running event loop."""
     plan = Plan.model_validate(read_json(folder.root / "plan.json"))
     data = read_json(folder.state) if folder.state.exists() else None
     if not isinstance(data, dict):
-        return start(plan, folder, show)
-    return asyncio.run(_run(plan, plan.jobs[0], folder, State(**data), show))
+        return await start_job(plan, folder, show)
+    return await _run(plan, plan.jobs[0], folder, State(**data), show)
 
 
 async def _run(
@@ -106,7 +117,7 @@ async def _run(
     journal = JsonlSink(folder.events)
     layer = CallLayer(models, backends, ledger, _Sinks(journal, show), cache)
     prompts = job.train.prompts
-    scorer = Scorer(layer, env_for(env_settings), job.train.target, prompts)
+    scorer = Scorer(layer, env_for(env_settings), job.train.target, prompts, env_settings.prompt)
     engine = Engine(
         job,
         splits,

@@ -126,28 +126,48 @@ def plan(recipe: str, as_json: bool, output: str | None, sets: tuple[str, ...]) 
     "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
 )
 @click.option("--quiet", is_flag=True, help="No live progress; only the outcome.")
+@click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="A sweep's cells run at most this many at a time.",
+)
 def run(
-    recipe: str | None, resume_dir: str | None, out: str | None, sets: tuple[str, ...], quiet: bool
+    recipe: str | None,
+    resume_dir: str | None,
+    out: str | None,
+    sets: tuple[str, ...],
+    quiet: bool,
+    parallel: int,
 ) -> None:
-    """Train: carry out a recipe's plan (or continue one with --resume)."""
+    """Train: carry out a recipe's plan (or continue one with --resume).
+
+    A recipe with a sweep runs every cell, each in its own run folder OUT/cells/NN, and ends
+    with a table comparing them (also in OUT/sweep.md); --resume OUT continues every unfinished
+    cell."""
     from skopt.runtime.artifacts import RunFolder
-    from skopt.runtime.run import Exit, resume, start
+    from skopt.runtime.run import Exit, resume, run_folder, start
+    from skopt.runtime.sweep import is_sweep, resume_sweep, run_sweep
 
     show = None if quiet else Progress()
+    cell_show = None if quiet else (lambda label: Progress(f"[{label}] "))
     try:
-        if resume_dir:
+        if resume_dir and is_sweep(Path(resume_dir)):
+            outcome = resume_sweep(Path(resume_dir), cell_show, parallel)
+        elif resume_dir:
             outcome = resume(RunFolder(Path(resume_dir)), show)
         else:
             if recipe is None:
                 raise click.UsageError("give a RECIPE, or --resume RUNDIR")
             plan = _saved_plan(recipe) if recipe.endswith(".json") else _compiled(recipe, sets)
-            if len(plan.jobs) != 1:
-                raise click.UsageError(
-                    "this recipe has no single train job to run (sweeps come later)"
-                )
-            from skopt.runtime.run import run_folder
-
-            outcome = start(plan, run_folder(plan, plan.jobs[0], out), show)
+            if not plan.jobs:
+                raise click.UsageError("this recipe has no train job to run")
+            folder = run_folder(plan, plan.jobs[0], out)
+            if len(plan.jobs) == 1:
+                outcome = start(plan, folder, show)
+            else:
+                outcome = run_sweep(plan, folder.root, cell_show, parallel)
     except KeyboardInterrupt:
         click.echo("interrupted: continue with skopt run --resume RUNDIR", err=True)
         sys.exit(Exit.INTERRUPTED)
@@ -156,6 +176,9 @@ def run(
         if isinstance(exc, RUNTIME_FAILURES[2:]):  # failed mid-run, not before it started
             click.echo("what finished is kept: continue with skopt run --resume RUNDIR", err=True)
         sys.exit(Exit.FAILED)
+    table = outcome.folder / "sweep.md"
+    if is_sweep(outcome.folder) and table.is_file():
+        click.echo(table.read_text(encoding="utf-8"), nl=False)
     click.echo(outcome.message, err=True)
     sys.exit(outcome.exit)
 
@@ -195,7 +218,8 @@ RUNTIME_FAILURES = _runtime_failures()
 class Progress:
     """Live progress on standard error: a line per phase change and per finished step."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "") -> None:
+        self.prefix = prefix  # a sweep's cells run side by side: "[02] " says whose line it is
         self.calls = self.hits = 0
         self.usd = 0.0
         self.phase = ""
@@ -207,7 +231,7 @@ class Progress:
         if event.phase != self.phase:
             self.phase = event.phase
             line = f"  {self.phase:<12} calls {self.calls} (cached {self.hits}) · ${self.usd:.4f}"
-            click.echo(line, err=True)
+            click.echo(self.prefix + line, err=True)
 
     def step(self, record: dict[str, Any], total: int) -> None:
         decision = record["decision"]
@@ -215,7 +239,7 @@ class Progress:
             "accepted" if decision.get("accepted") else f"kept the skill ({decision.get('reason')})"
         )
         click.echo(
-            f"step {record['step']}/{total} · epoch {record['epoch']} · {verdict}"
+            f"{self.prefix}step {record['step']}/{total} · epoch {record['epoch']} · {verdict}"
             f" · score {record['score']:.3f} · best {record['best']:.3f}",
             err=True,
         )

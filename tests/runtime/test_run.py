@@ -12,6 +12,7 @@ import pytest
 from skopt.compiler.compile import compile_recipe
 from skopt.compiler.plan import Plan
 from skopt.runtime.artifacts import RunFolder
+from skopt.runtime.cache import ResponseCache
 from skopt.runtime.events import CallEvent
 from skopt.runtime.run import Exit, resume, start
 from tests.conftest import RECIPES
@@ -97,3 +98,21 @@ def test_budget_stop_before_a_step_it_cannot_pay(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "best_skill.md").read_text() == state["best_skill"]
     paid = sum(1 for e in events(tmp_path / "run") if e["ok"] and not e["cache_hit"])
     assert paid <= 300
+
+
+def test_an_env_prompt_replaces_the_rollout_message(tmp_path: Path) -> None:
+    template = tmp_path / "ask.j2"
+    template.write_text("HOUSE DESK: {{ input }}\nReply as <answer>CODE</answer>.\n")
+    recipe = tmp_path / "r.skopt"
+    text = (RECIPES / "quickstart.skopt").read_text()
+    recipe.write_text(
+        text.replace('import "base.skopt"', f'import "{RECIPES / "base.skopt"}"')
+        .replace('"skills/quickstart.md"', f'"{RECIPES / "skills" / "quickstart.md"}"')
+        .replace("  split {", f'  prompt = "{template}"\n  split {{')
+    )
+    result = compile_recipe(str(recipe))
+    assert result.plan is not None, result.diagnostics
+    assert start(result.plan, RunFolder(tmp_path / "run")).exit is Exit.DONE
+    asked = ResponseCache(tmp_path / "run" / "cache.sqlite").requests()
+    rollouts = [r for r in asked if "<task>" not in r]
+    assert rollouts and all("HOUSE DESK: Case" in r for r in rollouts)

@@ -1,0 +1,183 @@
+"""Running a sweep: every cell of the grid is one ordinary run, side by side up to a limit.
+
+The sweep root holds the whole plan (`plan.json`, one job per cell), `sweep.json` and
+`sweep.md` (the comparison table, one row per cell), and `cells/01/`, `cells/02/`, … — each a
+normal run folder whose `plan.json` holds only its own job, so that `skopt run --resume` and
+`skopt report` work on a cell unchanged. A folder is a sweep root when it holds `sweep.json`:
+it is written before any cell starts, and again whenever a cell ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from skopt.compiler.plan import Job, Plan
+from skopt.runtime.artifacts import RunFolder, read_json, write_atomic, write_json
+from skopt.runtime.engine import State
+from skopt.runtime.envs import EnvLoadError
+from skopt.runtime.errors import CacheDamaged, CallFailed, MissingKey, ReplayMiss
+from skopt.runtime.run import Display, Exit, Outcome, resume_job, spent_so_far, start_job, summary
+
+# What fails one cell, not the whole sweep: the other cells go on, the cell stays resumable.
+CELL_FAILURES: tuple[type[Exception], ...] = (
+    MissingKey,
+    CacheDamaged,
+    CallFailed,
+    ReplayMiss,
+    EnvLoadError,
+)
+
+# The sweep's exit is its worst cell's: a failure outranks a budget stop, which outranks done.
+SEVERITY = {Exit.DONE: 0, Exit.BUDGET: 1, Exit.FAILED: 2}
+
+# A live display for one cell, given the cell's label ("01"); None for no display.
+ShowCell = Callable[[str], Display | None]
+
+
+def is_sweep(root: Path) -> bool:
+    return (root / "sweep.json").is_file()
+
+
+def cell_plan(plan: Plan, job: Job) -> Plan:
+    """The plan a cell's run folder holds: the sweep's plan with only that cell's job."""
+    return plan.model_copy(update={"jobs": [job]})
+
+
+def cell_label(plan: Plan, index: int) -> str:
+    return f"{index + 1:0{max(2, len(str(len(plan.jobs))))}d}"
+
+
+def cell_folder(root: Path, plan: Plan, index: int) -> RunFolder:
+    return RunFolder(root / "cells" / cell_label(plan, index))
+
+
+def run_sweep(plan: Plan, root: Path, show: ShowCell | None = None, parallel: int = 2) -> Outcome:
+    """A new run of every cell of the sweep, at most `parallel` at a time."""
+    write_json(root / "plan.json", plan.model_dump(mode="json"))
+    return asyncio.run(_cells(plan, root, show, parallel, resuming=False))
+
+
+def resume_sweep(root: Path, show: ShowCell | None = None, parallel: int = 2) -> Outcome:
+    """Continue every unfinished cell of the sweep at `root` (a finished cell: a no-op)."""
+    plan = Plan.model_validate(read_json(root / "plan.json"))
+    return asyncio.run(_cells(plan, root, show, parallel, resuming=True))
+
+
+async def _cells(
+    plan: Plan, root: Path, show: ShowCell | None, parallel: int, resuming: bool
+) -> Outcome:
+    outcomes: dict[int, Outcome] = {}
+    write_table(plan, root, outcomes)
+    limit = asyncio.Semaphore(max(1, parallel))
+
+    async def cell(index: int, job: Job) -> None:
+        async with limit:
+            folder = cell_folder(root, plan, index)
+            display = show(cell_label(plan, index)) if show else None
+            try:
+                if resuming and (folder.root / "plan.json").exists():
+                    outcome = await resume_job(folder, display)
+                else:
+                    outcome = await start_job(cell_plan(plan, job), folder, display)
+            except CELL_FAILURES as exc:
+                outcome = Outcome(Exit.FAILED, folder.root, str(exc))
+            outcomes[index] = outcome
+            write_table(plan, root, outcomes)
+
+    await asyncio.gather(*(cell(i, job) for i, job in enumerate(plan.jobs)))
+    worst = max((o.exit for o in outcomes.values()), key=SEVERITY.__getitem__, default=Exit.DONE)
+    words = {Exit.DONE: "done", Exit.BUDGET: "stopped by the budget", Exit.FAILED: "failed"}
+    counts = [
+        f"{n} {w}" for e, w in words.items() if (n := sum(o.exit is e for o in outcomes.values()))
+    ]
+    table = root / "sweep.md"
+    message = f"sweep of {len(plan.jobs)} cells: {', '.join(counts)}; the table is in {table}"
+    return Outcome(worst, root, message)
+
+
+def write_table(plan: Plan, root: Path, outcomes: dict[int, Outcome]) -> None:
+    rows = [row(plan, root, i, outcomes.get(i)) for i in range(len(plan.jobs))]
+    write_json(root / "sweep.json", {"recipe": plan.recipe, "cells": rows})
+    write_atomic(root / "sweep.md", as_markdown(plan.recipe, rows))
+
+
+def row(plan: Plan, root: Path, index: int, outcome: Outcome | None) -> dict[str, Any]:
+    """One cell's line of the table, from its run folder (and this session's outcome)."""
+    job = plan.jobs[index]
+    folder = cell_folder(root, plan, index)
+    finished = _object(folder.root / "summary.json")
+    state = _object(folder.state)
+    done = finished or {}
+    if finished is None and state is not None:
+        with contextlib.suppress(TypeError):  # a state this version cannot read: no scores
+            done = summary(plan, job, State(**state), {})
+    if outcome is not None:
+        status = {Exit.DONE: "done", Exit.BUDGET: "budget"}.get(outcome.exit, "failed")
+    else:
+        status = "done" if finished else "unfinished" if state is not None else "not started"
+    test = done.get("test") or {}
+    paid = spent_so_far(folder)[0]
+    return {
+        "cell": cell_label(plan, index),
+        "name": job.name,
+        "overrides": job.overrides,
+        "folder": str(folder.root.relative_to(root)),
+        "status": status,
+        "exit": int(outcome.exit) if outcome else None,
+        "message": outcome.message if outcome else None,
+        "steps": done.get("steps", 0),
+        "steps_planned": job.schedule.total_steps,
+        "accepted": done.get("accepted", 0),
+        "rejected": done.get("rejected", 0),
+        "gate_best": (done.get("gate") or {}).get("best"),
+        "test_initial": test.get("initial"),
+        "test_best": test.get("best"),
+        "paid_calls": paid.calls,
+        "usd": paid.usd,
+    }
+
+
+def as_markdown(recipe: str, rows: list[dict[str, Any]]) -> str:
+    head = (
+        "| cell | name | steps | accepted | rejected | gate best | test initial → best"
+        " | paid calls | status |"
+    )
+    lines = [f"# sweep · {recipe} · {len(rows)} cells", "", head, "|" + "---|" * 9]
+    for r in rows:
+        test = (
+            f"{_score(r['test_initial'])} → {_score(r['test_best'])}"
+            if r["test_best"] is not None
+            else "—"
+        )
+        cells = [
+            r["cell"],
+            r["name"].replace("|", "\\|"),
+            f"{r['steps']}/{r['steps_planned']}",
+            str(r["accepted"]),
+            str(r["rejected"]),
+            _score(r["gate_best"]),
+            test,
+            str(r["paid_calls"]),
+            r["status"],
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    failures = [r for r in rows if r["status"] == "failed"]
+    if failures:
+        lines += ["", *(f"- cell {r['cell']} failed: {r['message']}" for r in failures)]
+    return "\n".join(lines) + "\n"
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _object(path: Path) -> dict[str, Any] | None:
+    try:
+        data = read_json(path)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

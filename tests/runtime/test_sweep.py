@@ -1,0 +1,177 @@
+"""Sweeps on the simulator: every cell runs in its own ordinary run folder, side by side; the
+comparison table; the worst cell's exit; and --resume of a whole sweep."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from skopt.compiler.compile import compile_recipe
+from skopt.compiler.plan import Plan
+from skopt.runtime import sweep as sweep_module
+from skopt.runtime.artifacts import RunFolder
+from skopt.runtime.errors import CallFailed
+from skopt.runtime.report import report
+from skopt.runtime.run import Display, Exit, Outcome, resume, start
+from skopt.runtime.sweep import cell_plan, is_sweep, resume_sweep, run_sweep
+from skopt.ui.cli import main
+from tests.conftest import RECIPES
+from tests.runtime.test_run import StopAfter, events, results
+
+CELLS = ["01", "02", "03", "04"]
+
+
+def sweep_plan(*sets: str) -> Plan:
+    result = compile_recipe(str(RECIPES / "sweep.skopt"), list(sets))
+    assert result.plan is not None, result.diagnostics
+    return result.plan
+
+
+def table(root: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads((root / "sweep.json").read_text())["cells"]
+    return rows
+
+
+def paid(folder: Path) -> int:
+    return sum(1 for e in events(folder) if e["ok"] and not e["cache_hit"])
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Plan, Path, Outcome]:
+    """The sweep recipe run once, three cells at a time, for the tests that only read it."""
+    plan = sweep_plan()
+    root = tmp_path_factory.mktemp("sweep") / "root"
+    return plan, root, run_sweep(plan, root, parallel=3)
+
+
+def test_every_cell_runs_and_the_table_compares_them(
+    swept: tuple[Plan, Path, Outcome],
+) -> None:
+    plan, root, outcome = swept
+    assert outcome.exit is Exit.DONE, outcome.message
+    assert is_sweep(root)
+    rows = table(root)
+    assert [r["cell"] for r in rows] == CELLS
+    assert [r["name"] for r in rows] == [
+        "lr = constant(4), batch_size = 20",
+        "lr = constant(4), batch_size = 40",
+        "lr = cosine(max = 8, min = 2), batch_size = 20",
+        "lr = cosine(max = 8, min = 2), batch_size = 40",
+    ]
+    for row, job in zip(rows, plan.jobs, strict=True):
+        cell = root / "cells" / row["cell"]
+        summary = json.loads((cell / "summary.json").read_text())
+        assert row["status"] == "done" and row["exit"] == 0
+        assert row["steps"] == row["steps_planned"] == job.schedule.total_steps
+        assert (row["accepted"], row["rejected"]) == (summary["accepted"], summary["rejected"])
+        assert row["gate_best"] == summary["gate"]["best"]
+        assert (row["test_initial"], row["test_best"]) == (
+            summary["test"]["initial"],
+            summary["test"]["best"],
+        )
+        assert row["test_best"] > row["test_initial"]
+        assert row["paid_calls"] == paid(cell) > 0
+    markdown = (root / "sweep.md").read_text()
+    assert all(f"| {c} | {r['name']} |" in markdown for c, r in zip(CELLS, rows, strict=True))
+
+
+def test_each_cell_is_an_ordinary_run_folder(swept: tuple[Plan, Path, Outcome]) -> None:
+    plan, root, _ = swept
+    for cell, job in zip(CELLS, plan.jobs, strict=True):
+        folder = root / "cells" / cell
+        saved = Plan.model_validate_json((folder / "plan.json").read_text())
+        assert [j.name for j in saved.jobs] == [job.name]
+        assert report(folder).status == "finished"
+        before = (folder / "events.jsonl").read_bytes()
+        assert resume(RunFolder(folder)).exit is Exit.DONE  # finished: nothing left to do
+        assert (folder / "events.jsonl").read_bytes() == before
+
+
+def test_cells_equal_running_each_cell_alone(
+    swept: tuple[Plan, Path, Outcome], tmp_path: Path
+) -> None:
+    plan, root, _ = swept
+    for cell, job in zip(CELLS, plan.jobs, strict=True):
+        alone = tmp_path / cell
+        assert start(cell_plan(plan, job), RunFolder(alone)).exit is Exit.DONE
+        assert (alone / "best_skill.md").read_bytes() == (
+            root / "cells" / cell / "best_skill.md"
+        ).read_bytes()
+        assert results(alone) == results(root / "cells" / cell)
+
+
+def test_the_sweep_exits_with_its_worst_cell(tmp_path: Path) -> None:
+    # a budget of 700 calls a cell: the 6-step cells finish, the 12-step cells stop
+    outcome = run_sweep(sweep_plan("budget.calls=700"), tmp_path / "budget")
+    assert outcome.exit is Exit.BUDGET
+    assert [r["status"] for r in table(tmp_path / "budget")] == ["budget", "done"] * 2
+
+
+@pytest.mark.parametrize(
+    ("exits", "worst"),
+    [
+        ([Exit.DONE] * 4, Exit.DONE),
+        ([Exit.DONE, Exit.BUDGET, Exit.DONE, Exit.DONE], Exit.BUDGET),
+        ([Exit.BUDGET, Exit.FAILED, Exit.DONE, Exit.BUDGET], Exit.FAILED),
+    ],
+)
+def test_exit_aggregation(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, exits: list[Exit], worst: Exit
+) -> None:
+    plan = sweep_plan()
+    by_name = {job.name: exit for job, exit in zip(plan.jobs, exits, strict=True)}
+
+    async def fake(plan: Plan, folder: RunFolder, show: Display | None = None) -> Outcome:
+        exit = by_name[plan.jobs[0].name]
+        if exit is Exit.FAILED:  # a failing cell does not stop the others
+            raise CallFailed("the provider said no", retryable=False)
+        return Outcome(exit, folder.root, exit.name)
+
+    monkeypatch.setattr(sweep_module, "start_job", fake)
+    outcome = run_sweep(plan, tmp_path / "root", parallel=4)
+    assert outcome.exit is worst
+    rows = table(tmp_path / "root")
+    assert [r["exit"] for r in rows] == [int(e) for e in exits]
+    failed = [r for r in rows if r["status"] == "failed"]
+    assert all(r["message"] == "the provider said no" for r in failed)
+    assert ("failed: the provider said no" in (tmp_path / "root" / "sweep.md").read_text()) == (
+        worst is Exit.FAILED
+    )
+
+
+def test_an_interrupted_sweep_resumes_every_unfinished_cell(
+    swept: tuple[Plan, Path, Outcome], tmp_path: Path
+) -> None:
+    plan, whole, _ = swept
+    root = tmp_path / "cut"
+
+    def stop_in_cell_03(label: str) -> Display | None:
+        return StopAfter(300) if label == "03" else None
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(plan, root, stop_in_cell_03, parallel=2)
+    statuses = [r["status"] for r in table(root)]
+    assert statuses[2] != "done" and statuses.count("done") >= 1  # 03 waited for a free slot
+    outcome = resume_sweep(root, parallel=2)
+    assert outcome.exit is Exit.DONE, outcome.message
+    for cell in CELLS:
+        assert results(root / "cells" / cell) == results(whole / "cells" / cell)
+        assert paid(root / "cells" / cell) == paid(whole / "cells" / cell)  # none paid twice
+    assert [r["status"] for r in table(root)] == ["done"] * 4
+
+
+def test_cli_runs_a_sweep_prints_the_table_and_resumes_it(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    recipe = str(RECIPES / "sweep.skopt")
+    result = CliRunner().invoke(main, ["run", recipe, "--out", str(root), "--parallel", "4"])
+    assert result.exit_code == 0, result.stderr
+    assert "| 04 | lr = cosine(max = 8, min = 2), batch_size = 40 |" in result.stdout
+    assert "[03] step 12/12" in result.stderr  # each cell's progress says whose it is
+    assert "sweep of 4 cells: 4 done" in result.stderr
+    result = CliRunner().invoke(main, ["run", "--resume", str(root), "--quiet"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (root / "sweep.md").read_text()
