@@ -31,7 +31,7 @@ from skopt.compiler.plan import (
     Update,
 )
 from skopt.runtime import gate as gating
-from skopt.runtime.artifacts import RunFolder, write_json
+from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
 from skopt.runtime.edits import SLOW_UPDATE, Edit, apply_edits, find_regions, replace_region
 from skopt.runtime.ledger import Cost
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, edit_json
@@ -319,6 +319,11 @@ class Engine:
         self.folder.write_skill(s.version, s.current_skill)
         self.folder.write_step(phase.step, "record.json", step.record)
         self.folder.write_step(
+            phase.step, "rollouts.json", [_trajectory(t) for t in step.trajectories]
+        )
+        if step.candidate is not None:
+            write_atomic(self.folder.step(phase.step) / "candidate.md", step.candidate)
+        self.folder.write_step(
             phase.step, "optimizer.json", [asdict(r) for r in self.optimizer.records]
         )
         self.optimizer.records.clear()
@@ -440,6 +445,17 @@ def _keep_regions(old: str, new: str | None) -> str | None:
         if regions
         else new
     )
+
+
+def _trajectory(t: Trajectory) -> dict[str, Any]:
+    return {
+        "item": t.item.id,
+        "repeat": t.repeat,
+        "output": t.output,
+        "answer": t.answer,
+        "hard": t.hard,
+        "soft": t.soft,
+    }
 
 
 def _mean(trajectories: list[Trajectory]) -> float:

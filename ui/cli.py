@@ -165,7 +165,7 @@ def run(
                 raise click.UsageError("this recipe has no train job to run")
             folder = run_folder(plan, plan.jobs[0], out)
             if len(plan.jobs) == 1:
-                outcome = start(plan, folder, show)
+                outcome = start(plan, folder, None if quiet else Progress(plan=plan))
             else:
                 outcome = run_sweep(plan, folder.root, cell_show, parallel)
     except KeyboardInterrupt:
@@ -218,11 +218,17 @@ RUNTIME_FAILURES = _runtime_failures()
 class Progress:
     """Live progress on standard error: a line per phase change and per finished step."""
 
-    def __init__(self, prefix: str = "") -> None:
+    def __init__(self, prefix: str = "", plan: Plan | None = None) -> None:
         self.prefix = prefix  # a sweep's cells run side by side: "[02] " says whose line it is
         self.calls = self.hits = 0
         self.usd = 0.0
         self.phase = ""
+        self.planned = ""  # " of at most N planned", and the budget, when the plan is known
+        if plan is not None and len(plan.jobs) == 1:
+            most = sum(m.calls.max for m in plan.jobs[0].models)
+            budget = f" · budget ${plan.budget.usd:.2f}" if plan.budget.usd is not None else ""
+            calls = f" · budget {plan.budget.calls} calls" if plan.budget.calls is not None else ""
+            self.planned = f" of at most {most} planned{calls}{budget}"
 
     def call(self, event: CallEvent) -> None:
         self.calls += 1
@@ -230,7 +236,10 @@ class Progress:
         self.usd += event.usd or 0.0
         if event.phase != self.phase:
             self.phase = event.phase
-            line = f"  {self.phase:<12} calls {self.calls} (cached {self.hits}) · ${self.usd:.4f}"
+            line = (
+                f"  {self.phase:<12} calls {self.calls} (cached {self.hits}){self.planned}"
+                f" · ${self.usd:.4f}"
+            )
             click.echo(self.prefix + line, err=True)
 
     def step(self, record: dict[str, Any], total: int) -> None:

@@ -45,14 +45,22 @@ def test_quickstart_trains_a_better_skill(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "best_skill.md").read_text() != ""
 
 
-def test_actual_calls_fall_inside_the_plan(tmp_path: Path) -> None:
-    plan = quickstart()
-    start(plan, RunFolder(tmp_path / "run"))
-    actual = Counter((e["phase"], e["role"]) for e in events(tmp_path / "run"))
-    totals = {(t.phase, t.role): t.calls for t in plan.jobs[0].totals}
-    for key, count in actual.items():
-        assert key in totals, key
-        assert totals[key].min <= count <= totals[key].max, (key, count, totals[key])
+SIMULATOR_RECIPES = ["quickstart", "sweep"]
+
+
+@pytest.mark.parametrize("name", SIMULATOR_RECIPES)
+def test_actual_calls_fall_inside_the_plan(tmp_path: Path, name: str) -> None:
+    result = compile_recipe(str(RECIPES / f"{name}.skopt"))
+    assert result.plan is not None, result.diagnostics
+    for number, job in enumerate(result.plan.jobs):
+        cell = result.plan.model_copy(update={"jobs": [job]})
+        assert start(cell, RunFolder(tmp_path / str(number))).exit is Exit.DONE
+        actual = Counter((e["phase"], e["role"]) for e in events(tmp_path / str(number)))
+        totals = {(t.phase, t.role): t.calls for t in job.totals}
+        for key, planned in totals.items():
+            count = actual.get(key, 0)
+            assert planned.min <= count <= planned.max, (job.name, key, count, planned)
+        assert set(actual) <= set(totals)
 
 
 class StopAfter:
