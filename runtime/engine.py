@@ -59,6 +59,7 @@ class State:
     )
     history: list[dict[str, Any]] = field(default_factory=list)
     test: dict[str, float] = field(default_factory=dict)
+    elapsed_s: float = 0.0
 
 
 @dataclass
@@ -130,6 +131,7 @@ class Engine:
         )
 
     def save(self) -> None:
+        self.state.elapsed_s = self.ledger.elapsed()  # the time budget counts every session
         write_json(self.folder.state, asdict(self.state))
 
     # -- scoring helpers ------------------------------------------------------------------

@@ -100,10 +100,13 @@ class Ledger:
     def release(self, reservation: Reservation) -> None:
         self.reserved -= reservation.worst
 
-    def restore(self, spent: Cost, accounts: dict[tuple[str, str], Account]) -> None:
-        """Continue a resumed run's accounts (rebuilt from its journal)."""
+    def restore(
+        self, spent: Cost, accounts: dict[tuple[str, str], Account], elapsed: float = 0.0
+    ) -> None:
+        """Continue a resumed run's accounts (rebuilt from its journal) and its clock."""
         self.spent = spent
         self.accounts = accounts
+        self._start = self._clock() - elapsed
 
     def cache_hit(self, role: str, phase: str) -> None:
         self.account(role, phase).cache_hits += 1

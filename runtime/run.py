@@ -113,7 +113,7 @@ async def _run(
     cache = ResponseCache(folder.cache)
     reconcile(folder, cache, models)
     ledger = Ledger(plan.budget)
-    ledger.restore(*spent_so_far(folder))
+    ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
     journal = JsonlSink(folder.events)
     layer = CallLayer(models, backends, ledger, _Sinks(journal, show), cache)
     prompts = job.train.prompts

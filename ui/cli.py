@@ -179,8 +179,24 @@ def run(
     table = outcome.folder / "sweep.md"
     if is_sweep(outcome.folder) and table.is_file():
         click.echo(table.read_text(encoding="utf-8"), nl=False)
+    elif (outcome.folder / "plan.json").is_file():
+        _write_report(outcome.folder)  # SPEC §5.3: every run folder ends with its report.md
     click.echo(outcome.message, err=True)
     sys.exit(outcome.exit)
+
+
+def _write_report(folder: Path) -> str:
+    """Make a run folder's report, save it as report.md, and return its text."""
+    from skopt.runtime.artifacts import write_atomic
+    from skopt.runtime.report import report as read_report
+    from skopt.ui.report_view import as_markdown, render_report
+
+    text = render_report(read_report(folder))
+    try:
+        write_atomic(folder / "report.md", as_markdown(text))
+    except OSError as exc:
+        click.echo(f"warning: report.md not written: {exc}", err=True)
+    return text
 
 
 def _compiled(recipe: str, sets: tuple[str, ...]) -> Plan:
@@ -262,21 +278,15 @@ def report(rundir: str, as_json: bool) -> None:
 
     Scores on the gate and test splits, each step's gate decision, and plan against actual
     calls, tokens and USD per phase and role; also saved as RUNDIR/report.md."""
-    from skopt.runtime.artifacts import write_atomic
     from skopt.runtime.report import NotARunFolder
     from skopt.runtime.report import report as read_report
-    from skopt.ui.report_view import as_markdown, render_report
 
     try:
         made = read_report(Path(rundir))
     except NotARunFolder as exc:
         click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
         sys.exit(EXIT_ERRORS)
-    text = render_report(made)
-    try:
-        write_atomic(Path(rundir) / "report.md", as_markdown(text))
-    except OSError as exc:
-        click.echo(f"warning: report.md not written: {exc}", err=True)
+    text = _write_report(Path(rundir))
     click.echo(made.model_dump_json(indent=2) if as_json else text)
 
 
