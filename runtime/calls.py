@@ -48,6 +48,7 @@ class CallLayer:
         ledger: Ledger,
         sink: EventSink,
         cache: ResponseCache | None = None,
+        read_cache: bool = True,  # False: ask every call anew (answers are still cached)
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         seed: int = 0,
     ) -> None:
@@ -58,6 +59,7 @@ class CallLayer:
             sink,
             cache,
         )
+        self.read_cache = read_cache
         self._sleep = sleep
         self._jitter = random.Random(seed)
         self._slots = {name: asyncio.Semaphore(m.concurrency) for name, m in models.items()}
@@ -83,7 +85,7 @@ class CallLayer:
     async def _call(self, request: Request, key: str) -> Completion:
         settings = self.models[request.model]
         params = params_of(settings)
-        cached = self.cache.get(key) if self.cache else None
+        cached = self.cache.get(key) if self.cache and self.read_cache else None
         if cached is not None:
             self.ledger.cache_hit(request.role, request.phase)
             self._emit(request, cached, usd=0.0, retries=0, cache_hit=True, key=key)

@@ -70,9 +70,11 @@ class _Sinks:
             self.show.call(event)
 
 
-def start(plan: Plan, folder: RunFolder, show: Display | None = None) -> Outcome:
-    """A new run of the plan's (single) job in `folder`."""
-    return asyncio.run(start_job(plan, folder, show))
+def start(
+    plan: Plan, folder: RunFolder, show: Display | None = None, no_cache: bool = False
+) -> Outcome:
+    """A new run of the plan's (single) job in `folder`; `no_cache` asks every call anew."""
+    return asyncio.run(start_job(plan, folder, show, no_cache))
 
 
 def resume(folder: RunFolder, show: Display | None = None) -> Outcome:
@@ -80,14 +82,16 @@ def resume(folder: RunFolder, show: Display | None = None) -> Outcome:
     return asyncio.run(resume_job(folder, show))
 
 
-async def start_job(plan: Plan, folder: RunFolder, show: Display | None = None) -> Outcome:
+async def start_job(
+    plan: Plan, folder: RunFolder, show: Display | None = None, no_cache: bool = False
+) -> Outcome:
     """`start` inside a running event loop: a sweep runs its cells this way, side by side."""
     job = plan.jobs[0]
     skill = Path(job.train.skill).read_text(encoding="utf-8") if job.train.skill else ""
     state = State(
         initial_skill=skill, current_skill=skill, best_skill=skill, epoch_start_skill=skill
     )
-    return await _run(plan, job, folder, state, show)
+    return await _run(plan, job, folder, state, show, no_cache)
 
 
 async def resume_job(folder: RunFolder, show: Display | None = None) -> Outcome:
@@ -100,7 +104,12 @@ async def resume_job(folder: RunFolder, show: Display | None = None) -> Outcome:
 
 
 async def _run(
-    plan: Plan, job: Job, folder: RunFolder, state: State, show: Display | None
+    plan: Plan,
+    job: Job,
+    folder: RunFolder,
+    state: State,
+    show: Display | None,
+    no_cache: bool = False,
 ) -> Outcome:
     models = {m.name: m for m in plan.models if m.name in (job.train.target, job.train.optimizer)}
     env_settings = next(e for e in plan.envs if e.name == job.train.env)
@@ -115,7 +124,9 @@ async def _run(
     ledger = Ledger(plan.budget)
     ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
     journal = JsonlSink(folder.events)
-    layer = CallLayer(models, backends, ledger, _Sinks(journal, show), cache)
+    layer = CallLayer(
+        models, backends, ledger, _Sinks(journal, show), cache, read_cache=not no_cache
+    )
     prompts = job.train.prompts
     scorer = Scorer(layer, env_for(env_settings), job.train.target, prompts, env_settings.prompt)
     engine = Engine(

@@ -125,6 +125,12 @@ def plan(recipe: str, as_json: bool, output: str | None, sets: tuple[str, ...]) 
 @click.option(
     "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
 )
+@click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help="Ask every call anew (answers are still cached for --resume).",
+)
 @click.option("--quiet", is_flag=True, help="No live progress; only the outcome.")
 @click.option(
     "--parallel",
@@ -138,6 +144,7 @@ def run(
     resume_dir: str | None,
     out: str | None,
     sets: tuple[str, ...],
+    no_cache: bool,
     quiet: bool,
     parallel: int,
 ) -> None:
@@ -165,7 +172,7 @@ def run(
                 raise click.UsageError("this recipe has no train job to run")
             folder = run_folder(plan, plan.jobs[0], out)
             if len(plan.jobs) == 1:
-                outcome = start(plan, folder, None if quiet else Progress(plan=plan))
+                outcome = start(plan, folder, None if quiet else Progress(plan=plan), no_cache)
             else:
                 outcome = run_sweep(plan, folder.root, cell_show, parallel)
     except KeyboardInterrupt:

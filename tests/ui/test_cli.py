@@ -119,3 +119,17 @@ def test_run_a_saved_plan_and_refuse_a_stale_one(tmp_path: Path) -> None:
     assert code == 4
     assert "stale: the initial skill changed" in err
     assert not (tmp_path / "run2").exists()
+
+
+def test_no_cache_asks_every_call_anew(tmp_path: Path) -> None:
+    recipe = str(RECIPES / "quickstart.skopt")
+    assert run("run", recipe, "--out", str(tmp_path / "a"), "--quiet")[0] == 0
+    assert run("run", recipe, "--out", str(tmp_path / "b"), "--quiet", "--no-cache")[0] == 0
+
+    def hits(folder: Path) -> int:
+        lines = (folder / "events.jsonl").read_text().splitlines()
+        return sum(json.loads(line)["cache_hit"] for line in lines)
+
+    assert hits(tmp_path / "a") > 0 and hits(tmp_path / "b") == 0
+    same = [(tmp_path / d / "best_skill.md").read_text() for d in "ab"]
+    assert same[0] == same[1]  # the simulator answers the same either way
