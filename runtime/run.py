@@ -18,12 +18,27 @@ from skopt.runtime.backends import Backend, backend_for
 from skopt.runtime.cache import ResponseCache
 from skopt.runtime.calls import CallLayer, usd
 from skopt.runtime.engine import Engine, State
-from skopt.runtime.envs import env_for
-from skopt.runtime.errors import BudgetExhausted
+from skopt.runtime.envs import EnvLoadError, env_for
+from skopt.runtime.errors import (
+    BudgetExhausted,
+    CacheDamaged,
+    CallFailed,
+    MissingKey,
+    ReplayMiss,
+)
 from skopt.runtime.events import CallEvent, JsonlSink
 from skopt.runtime.ledger import Account, Cost, Ledger
 from skopt.runtime.optimizer import Optimizer
 from skopt.runtime.scoring import Scorer
+
+# What ends a run as a runtime failure (exit 1): what finished stays resumable.
+FAILURES: tuple[type[Exception], ...] = (
+    MissingKey,
+    CacheDamaged,
+    CallFailed,
+    ReplayMiss,
+    EnvLoadError,
+)
 
 
 class Exit(enum.IntEnum):

@@ -18,18 +18,19 @@ from typing import Any
 from skopt.compiler.plan import Job, Plan
 from skopt.runtime.artifacts import RunFolder, read_json, write_atomic, write_json
 from skopt.runtime.engine import State
-from skopt.runtime.envs import EnvLoadError
-from skopt.runtime.errors import CacheDamaged, CallFailed, MissingKey, ReplayMiss
-from skopt.runtime.run import Display, Exit, Outcome, resume_job, spent_so_far, start_job, summary
-
-# What fails one cell, not the whole sweep: the other cells go on, the cell stays resumable.
-CELL_FAILURES: tuple[type[Exception], ...] = (
-    MissingKey,
-    CacheDamaged,
-    CallFailed,
-    ReplayMiss,
-    EnvLoadError,
+from skopt.runtime.run import (
+    FAILURES,
+    Display,
+    Exit,
+    Outcome,
+    resume_job,
+    spent_so_far,
+    start_job,
+    summary,
 )
+
+# A runtime failure fails one cell, not the whole sweep: the others go on (run.FAILURES).
+CELL_FAILURES = FAILURES
 
 # The sweep's exit is its worst cell's: a failure outranks a budget stop, which outranks done.
 SEVERITY = {Exit.DONE: 0, Exit.BUDGET: 1, Exit.FAILED: 2}

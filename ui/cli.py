@@ -154,7 +154,8 @@ def run(
     with a table comparing them (also in OUT/sweep.md); --resume OUT continues every unfinished
     cell."""
     from skopt.runtime.artifacts import RunFolder
-    from skopt.runtime.run import Exit, resume, run_folder, start
+    from skopt.runtime.errors import MissingKey
+    from skopt.runtime.run import FAILURES, Exit, resume, run_folder, start
     from skopt.runtime.sweep import is_sweep, resume_sweep, run_sweep
 
     show = None if quiet else Progress()
@@ -178,9 +179,9 @@ def run(
     except KeyboardInterrupt:
         click.echo("interrupted: continue with skopt run --resume RUNDIR", err=True)
         sys.exit(Exit.INTERRUPTED)
-    except RUNTIME_FAILURES as exc:
+    except FAILURES as exc:
         click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
-        if isinstance(exc, RUNTIME_FAILURES[2:]):  # failed mid-run, not before it started
+        if not isinstance(exc, MissingKey):  # failed mid-run, not before it started
             click.echo("what finished is kept: continue with skopt run --resume RUNDIR", err=True)
         sys.exit(Exit.FAILED)
     table = outcome.folder / "sweep.md"
@@ -226,16 +227,6 @@ def _saved_plan(path: str) -> Plan:
         click.echo(f"make it again with: skopt plan {plan.recipe} -o {path}", err=True)
         sys.exit(EXIT_STALE)
     return plan
-
-
-def _runtime_failures() -> tuple[type[Exception], ...]:
-    from skopt.runtime.envs import EnvLoadError
-    from skopt.runtime.errors import CacheDamaged, CallFailed, MissingKey, ReplayMiss
-
-    return (MissingKey, CacheDamaged, CallFailed, ReplayMiss, EnvLoadError)
-
-
-RUNTIME_FAILURES = _runtime_failures()
 
 
 class Progress:
