@@ -127,7 +127,3 @@ class Recipe:
     @property
     def blocks(self) -> tuple[Block, ...]:
         return tuple(s for s in self.statements if isinstance(s, Block))
-
-
-def span_of(node: Value | Entry | Block | Statement) -> Span:
-    return node.span

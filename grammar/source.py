@@ -32,18 +32,6 @@ class Span:
         """The span from the start of this one to the end of `other`."""
         return Span(self.path, self.line, self.col, other.end_line, other.end_col)
 
-    def shifted(self, path: str, line: int, col: int) -> Span:
-        """This span, read as relative to an embedded snippet that starts at (line, col)."""
-        first = col - 1 if self.line == 1 else 0
-        end_first = col - 1 if self.end_line == 1 else 0
-        return Span(
-            path,
-            line + self.line - 1,
-            self.col + first,
-            line + self.end_line - 1,
-            self.end_col + end_first,
-        )
-
 
 class Severity(StrEnum):
     ERROR = "error"

@@ -10,13 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from skopt.ui.cli import main
 from tests.conftest import RECIPES
 from tests.runtime.server import Reply, ScriptedServer, Seen, json_reply, openai_completion
+from tests.ui.invoke import QUICKSTART, run
 
-QUICKSTART = str(RECIPES / "quickstart.skopt")
 KEY_ENV = "SKOPT_EVAL_TEST_KEY"
 SKILL = "# Sums\n\nAdd the two numbers.\n"
 
@@ -27,25 +25,11 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
 def scored(*args: str) -> dict[str, Any]:
     code, out, err = run("eval", *args, "--json")
     assert code == 0, err
     data: dict[str, Any] = json.loads(out)
     return data
-
-
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("eval") / "run"
-    code, _, err = run("run", QUICKSTART, "--out", str(out), "--quiet")
-    assert code == 0, err
-    return out
 
 
 def test_eval_reproduces_the_runs_test_scores(finished: Path) -> None:

@@ -10,19 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from skopt.compiler.compile import compile_recipe
-from skopt.ui.cli import main
 from tests.conftest import RECIPES
-
-QUICKSTART = str(RECIPES / "quickstart.skopt")
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stdout, result.stderr
+from tests.ui.invoke import QUICKSTART, run
 
 
 def events(folder: Path) -> list[dict[str, Any]]:
@@ -34,14 +25,6 @@ def as_json(folder: Path) -> dict[str, Any]:
     assert code == 0, err
     data: dict[str, Any] = json.loads(out)
     return data
-
-
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("report") / "run"
-    code, _, err = run("run", QUICKSTART, "--out", str(out), "--quiet")
-    assert code == 0, err
-    return out
 
 
 @pytest.fixture
