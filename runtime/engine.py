@@ -245,18 +245,17 @@ class Engine:
         return merged if merged is not None else _concatenated(group)  # unusable: keep them all
 
     async def _merge_candidates(self, candidates: list[str], size: int) -> str | None:
+        """The same hierarchy as `_merge`, over whole candidate skills (full_rewrite)."""
         while len(candidates) > 1:
             groups = _chunks(candidates, size)
-            merged = await asyncio.gather(
-                *(
-                    self.optimizer.merge_full(self.state.current_skill, g)
-                    if len(g) > 1
-                    else _same(g[0])
-                    for g in groups
-                )
-            )
-            candidates = [m or g[0] for m, g in zip(merged, groups, strict=True)]
+            candidates = list(await asyncio.gather(*(self._merge_full_group(g) for g in groups)))
         return candidates[0] if candidates else None
+
+    async def _merge_full_group(self, group: list[str]) -> str:
+        if len(group) == 1:
+            return group[0]
+        merged = await self.optimizer.merge_full(self.state.current_skill, group)
+        return merged or group[0]  # unusable: keep the first candidate
 
     async def visit_select(self, phase: Select) -> None:
         step = self._step()
@@ -431,10 +430,6 @@ def _concatenated(patches: list[Patch]) -> Patch:
 
 def _by_support(edits: list[Edit]) -> list[Edit]:
     return sorted(edits, key=lambda e: -e.support)
-
-
-async def _same(text: str) -> str:
-    return text
 
 
 def _keep_regions(old: str, new: str | None) -> str | None:
