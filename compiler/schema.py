@@ -71,7 +71,7 @@ SCHEDULE = Choice(
     what="learning-rate schedule",
 )
 METRIC = Choice(
-    words=("exact", "f1", "contains", "accuracy"),
+    words=("exact", "f1", "contains", "verbatim", "accuracy"),
     calls={"numeric": {"tol": Param(Float(min=0), required=False, default=1e-6)}},
     what="metric",
 )

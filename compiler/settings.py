@@ -52,7 +52,7 @@ def model_settings(model: Resolved) -> ModelSettings:
         max_tokens=model.integer("max_tokens"),
         top_p=model.optional("top_p"),
         reasoning_effort=effort.name if isinstance(effort, Func) else None,
-        concurrency=model.integer("concurrency"),
+        concurrency=_concurrency(model, provider),
         rpm=_int_or_none(model.optional("rpm")),
         tpm=_int_or_none(model.optional("tpm")),
         timeout_s=model.number("timeout"),
@@ -61,6 +61,14 @@ def model_settings(model: Resolved) -> ModelSettings:
         gguf=model.text("gguf"),
         price=_price(model, provider),
     )
+
+
+def _concurrency(model: Resolved, provider: str) -> int:
+    """As written, else the default: 8, or 1 for a local model (its server answers one request
+    at a time on all cores, so more in flight would only queue and time out there)."""
+    if provider == "local" and not model.written("concurrency"):
+        return 1
+    return model.integer("concurrency")
 
 
 def _int_or_none(value: float | None) -> int | None:

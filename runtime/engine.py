@@ -178,9 +178,6 @@ class Engine:
             "items": [t.key for t in step.trajectories],
             "failures": len(failed),
         }
-        self.state.step_buffer += [
-            f"- failed: {t.item.input[:200]} (answered {t.answer[:80]!r})" for t in failed[:5]
-        ]
 
     async def visit_reflect(self, phase: Reflect) -> None:
         step = self._step()
@@ -316,6 +313,12 @@ class Engine:
                     f"- rejected ({decision.before:.3f} -> {decision.after:.3f}): {e.content[:160]}"
                     for e in step.selected
                 ]
+        # The step's own failures join the buffer only now: its reflection already saw them.
+        s.step_buffer += [
+            f"- failed: {t.item.input[:200]} (answered {t.answer[:80]!r})"
+            for t in step.trajectories
+            if not t.passed
+        ][:5]
         s.version += 1
         self.folder.write_skill(s.version, s.current_skill)
         self.folder.write_step(phase.step, "record.json", step.record)

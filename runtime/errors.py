@@ -40,3 +40,8 @@ class CacheDamaged(Exception):
 
 class MissingKey(Exception):
     """The environment variable that should hold an API key is not set."""
+
+
+class LocalModelUnavailable(Exception):
+    """A local model that cannot run here: the `local` extra or the model's packages are not
+    installed, or its weights are missing or damaged. The message says what to install."""

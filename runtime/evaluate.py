@@ -23,7 +23,14 @@ from skopt.compiler.plan import ModelSettings, Plan
 from skopt.runtime.backends import Backend, backend_for
 from skopt.runtime.calls import CallLayer
 from skopt.runtime.envs import Env, EnvLoadError, env_for
-from skopt.runtime.errors import BudgetExhausted, CacheDamaged, CallFailed, MissingKey, ReplayMiss
+from skopt.runtime.errors import (
+    BudgetExhausted,
+    CacheDamaged,
+    CallFailed,
+    LocalModelUnavailable,
+    MissingKey,
+    ReplayMiss,
+)
 from skopt.runtime.events import ListSink
 from skopt.runtime.ledger import Ledger
 from skopt.runtime.scoring import Scorer
@@ -103,7 +110,7 @@ async def _score(
 ) -> tuple[float, float]:
     try:
         backend: Backend = backend_for(target)
-    except (MissingKey, CacheDamaged, ValueError) as exc:
+    except (MissingKey, LocalModelUnavailable, CacheDamaged, ValueError) as exc:
         raise EvalFailed(str(exc)) from None
     layer = CallLayer(
         {target.name: target}, {target.name: backend}, Ledger(plan.budget), sink, cache=None

@@ -78,6 +78,26 @@ def _edits(value: object) -> list[Edit]:
     return edits
 
 
+def one_per_line(evidence: object) -> str:
+    """Evidence as JSON with each element of a top-level list on a line of its own: as easy to
+    read as indented JSON, at about half the tokens (which small local models pay for). Keys
+    are sorted, so that state restored from disk renders the very same prompt."""
+    if not isinstance(evidence, dict):
+        return _json(evidence)
+    fields = []
+    for key, value in sorted(evidence.items()):
+        if isinstance(value, list | tuple):
+            rows = ",\n  ".join(_json(row) for row in value)
+            fields.append(f"{_json(key)}: [\n  {rows}\n ]")
+        else:
+            fields.append(f"{_json(key)}: {_json(value)}")
+    return "{\n " + ",\n ".join(fields) + "\n}"
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def _text(value: object, key: str) -> str | None:
     found = value.get(key) if isinstance(value, dict) else None
     return found if isinstance(found, str) and found.strip() else None
@@ -92,7 +112,7 @@ class Optimizer:
         prompt = render(
             template,
             self.prompts,
-            evidence=json.dumps(evidence, ensure_ascii=False, indent=1),
+            evidence=one_per_line(evidence),
             **values,
         )
         request = Request(self.model, (Message("user", prompt),), "optimizer", phase)

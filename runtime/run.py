@@ -23,6 +23,7 @@ from skopt.runtime.errors import (
     BudgetExhausted,
     CacheDamaged,
     CallFailed,
+    LocalModelUnavailable,
     MissingKey,
     ReplayMiss,
 )
@@ -34,6 +35,7 @@ from skopt.runtime.scoring import Scorer
 # What ends a run as a runtime failure (exit 1): what finished stays resumable.
 FAILURES: tuple[type[Exception], ...] = (
     MissingKey,
+    LocalModelUnavailable,
     CacheDamaged,
     CallFailed,
     ReplayMiss,

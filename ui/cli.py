@@ -154,7 +154,7 @@ def run(
     with a table comparing them (also in OUT/sweep.md); --resume OUT continues every unfinished
     cell."""
     from skopt.runtime.artifacts import RunFolder
-    from skopt.runtime.errors import MissingKey
+    from skopt.runtime.errors import LocalModelUnavailable, MissingKey
     from skopt.runtime.run import FAILURES, Exit, resume, run_folder, start
     from skopt.runtime.sweep import is_sweep, resume_sweep, run_sweep
 
@@ -172,6 +172,7 @@ def run(
             if not plan.jobs:
                 raise click.UsageError("this recipe has no train job to run")
             folder = run_folder(plan, plan.jobs[0], out)
+            _assemble_local_models(plan)
             if len(plan.jobs) == 1:
                 outcome = start(plan, folder, None if quiet else Progress(plan=plan), no_cache)
             else:
@@ -181,7 +182,7 @@ def run(
         sys.exit(Exit.INTERRUPTED)
     except FAILURES as exc:
         click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
-        if not isinstance(exc, MissingKey):  # failed mid-run, not before it started
+        if not isinstance(exc, MissingKey | LocalModelUnavailable):  # failed mid-run
             click.echo("what finished is kept: continue with skopt run --resume RUNDIR", err=True)
         sys.exit(Exit.FAILED)
     table = outcome.folder / "sweep.md"
@@ -205,6 +206,39 @@ def _write_report(folder: Path) -> str:
     except OSError as exc:
         click.echo(f"warning: report.md not written: {exc}", err=True)
     return text
+
+
+def _assemble_local_models(plan: Plan) -> None:
+    """Assemble the weights of the catalog models a run uses (once per machine), with a
+    progress bar, before the run starts."""
+    from skopt.runtime.local.weights import weights_for
+
+    used = {name for job in plan.jobs for name in (job.train.target, job.train.optimizer)}
+    for model in plan.models:
+        if model.provider == "local" and model.name in used and not model.gguf:
+            bar = _Bar(f"assembling {model.model}")
+            try:
+                weights_for(model.model, None, bar)
+            finally:
+                bar.close()
+
+
+class _Bar:
+    """A progress callback that shows a bar on stderr once there is progress to show."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self._bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._bar is None:
+            self._bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self._bar.__enter__()
+        self._bar.update(done - self._bar.pos)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
 
 
 def _compiled(recipe: str, sets: tuple[str, ...]) -> Plan:

@@ -52,6 +52,10 @@ def backend_for(settings: ModelSettings) -> Backend:
         from skopt.runtime.backends.anthropic import AnthropicBackend
 
         return AnthropicBackend(settings)
+    if settings.provider == "local":
+        from skopt.runtime.backends.local import LocalBackend
+
+        return LocalBackend(settings)
     if settings.provider == "replay":
         from skopt.runtime.backends.replay import ReplayBackend
 

@@ -19,11 +19,22 @@ PROVIDER = "openai"
 
 
 class OpenAIBackend:
-    def __init__(self, settings: ModelSettings) -> None:
-        self._key = api_key(settings)
+    """`base_url` and `key` override the model's (the local provider serves its own);
+    `json_objects` asks the server to constrain the optimizer's answers to a JSON object."""
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        base_url: str | None = None,
+        key: str | None = None,
+        json_objects: bool = False,
+    ) -> None:
+        self._key = key or api_key(settings)
+        self._json_objects = json_objects
         self._client = openai.AsyncOpenAI(
             api_key=self._key,
-            base_url=settings.base_url,
+            base_url=base_url or settings.base_url,
             max_retries=0,  # the call layer retries
             timeout=settings.timeout_s,
         )
@@ -48,8 +59,7 @@ class OpenAIBackend:
             latency_s=time.perf_counter() - start,
         )
 
-    @staticmethod
-    def _arguments(request: Request, params: Params) -> dict[str, Any]:
+    def _arguments(self, request: Request, params: Params) -> dict[str, Any]:
         arguments: dict[str, Any] = {
             "model": params.name,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
@@ -60,6 +70,8 @@ class OpenAIBackend:
             arguments["top_p"] = params.top_p
         if params.reasoning_effort is not None:
             arguments["reasoning_effort"] = params.reasoning_effort
+        if self._json_objects and request.role == "optimizer":
+            arguments["response_format"] = {"type": "json_object"}
         return arguments
 
     async def aclose(self) -> None:

@@ -1,9 +1,12 @@
 """`kind = qa`: free-text answers scored against one or more gold answers, SQuAD-style.
 
-Both sides are normalised (`text.normalize`). `hard` is, for `metric = exact | f1`, an exact
-match of the normalised answer with any gold answer, and for `metric = contains`, a gold answer
-found in the answer as whole normalised words. `soft` is the best token F1 over the gold answers
-(for `exact`, soft = hard). An empty answer (no <answer> tag, say) scores 0.
+`metric = verbatim` compares the answer with each gold answer character for character, only
+runs of whitespace collapsed: for answers whose form is the point (a house style, a format).
+For the other metrics both sides are normalised (`text.normalize`). `hard` is, for
+`metric = exact | f1`, an exact match of the normalised answer with any gold answer, and for
+`metric = contains`, a gold answer found in the answer as whole normalised words. `soft` is the
+best token F1 over the gold answers (for `exact` and `verbatim`, soft = hard). An empty answer
+(no <answer> tag, say) scores 0.
 """
 
 from __future__ import annotations
@@ -15,19 +18,22 @@ from skopt.compiler.plan import EnvSettings
 from skopt.runtime.envs import Score, check_metric, extract
 from skopt.runtime.envs.text import token_f1, tokens
 
-METRICS = ("exact", "f1", "contains")
+METRICS = ("exact", "f1", "contains", "verbatim")
 
 
 @dataclass(frozen=True, slots=True)
 class QaEnv:
     name: str
     answer_format: str
-    metric: str  # exact | f1 | contains
+    metric: str  # exact | f1 | contains | verbatim
 
     def score(self, item: Item, output: str) -> Score:
         answer = extract(output, self.answer_format)
         if not answer:
             return Score(0.0, 0.0, answer)
+        if self.metric == "verbatim":
+            hard = float(" ".join(answer.split()) in {" ".join(g.split()) for g in item.answers})
+            return Score(hard, hard, answer)
         said = tokens(answer)
         golds = [tokens(gold) for gold in item.answers]
         hit = contains if self.metric == "contains" else exact

@@ -23,7 +23,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-RECIPE = "recipes/quickstart.skopt"
+RECIPE = "recipes/demo.skopt"
 SEED = 20261130
 CASES = 4  # runs killed once each, plus one killed twice
 DEADLINE = 20.0  # seconds a single process may take before the test gives up on it
@@ -111,7 +111,7 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def kill_points() -> list[list[int]]:
     """Seeded journal line counts to kill at, spread over the run's first ~85% of calls: 554
-    lines for the quickstart now; the fractions keep the points sensible if that changes."""
+    lines for the demo now; the fractions keep the points sensible if that changes."""
     rng = random.Random(SEED)
     single = [[round(rng.uniform(0.01, 0.85) * 1000)] for _ in range(CASES)]
     first = rng.uniform(0.05, 0.4)
@@ -180,7 +180,7 @@ def test_a_call_cached_but_not_yet_journaled_is_journaled_once(
     assert paid(cut) == paid(whole), "a call paid before the kill is journaled as a cache hit"
 
 
-BUDGET = "budget.calls=300"  # the quickstart's worst case runs out of calls after a few steps
+BUDGET = "budget.calls=300"  # the demo's worst case runs out of calls after a few steps
 
 
 def test_budget_holds_across_a_kill_and_resume(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""End to end on the simulator: the quickstart trains, the plan's ranges hold, and a run
+"""End to end on the simulator: the demo trains, the plan's ranges hold, and a run
 interrupted at any point resumes to byte-identical results without paying twice."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from skopt.runtime.run import Exit, resume, start
 from tests.conftest import RECIPES
 
 
-def quickstart() -> Plan:
-    result = compile_recipe(str(RECIPES / "quickstart.skopt"))
+def demo() -> Plan:
+    result = compile_recipe(str(RECIPES / "demo.skopt"))
     assert result.plan is not None, result.diagnostics
     return result.plan
 
@@ -35,8 +35,8 @@ def events(folder: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
 
 
-def test_quickstart_trains_a_better_skill(tmp_path: Path) -> None:
-    outcome = start(quickstart(), RunFolder(tmp_path / "run"))
+def test_demo_trains_a_better_skill(tmp_path: Path) -> None:
+    outcome = start(demo(), RunFolder(tmp_path / "run"))
     assert outcome.exit is Exit.DONE, outcome.message
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["simulation"] is True
@@ -45,7 +45,7 @@ def test_quickstart_trains_a_better_skill(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "best_skill.md").read_text() != ""
 
 
-SIMULATOR_RECIPES = ["quickstart", "sweep"]
+SIMULATOR_RECIPES = ["demo", "sweep"]
 
 
 @pytest.mark.parametrize("name", SIMULATOR_RECIPES)
@@ -80,7 +80,7 @@ class StopAfter:
 
 @pytest.mark.parametrize("after", [1, 40, 137, 400])
 def test_interrupted_run_resumes_to_identical_results(tmp_path: Path, after: int) -> None:
-    plan = quickstart()
+    plan = demo()
     start(plan, RunFolder(tmp_path / "whole"))
     cut = StopAfter(after)
     with pytest.raises(KeyboardInterrupt):
@@ -96,7 +96,7 @@ def test_interrupted_run_resumes_to_identical_results(tmp_path: Path, after: int
 
 
 def test_budget_stop_before_a_step_it_cannot_pay(tmp_path: Path) -> None:
-    result = compile_recipe(str(RECIPES / "quickstart.skopt"), ["budget.calls=300"])
+    result = compile_recipe(str(RECIPES / "demo.skopt"), ["budget.calls=300"])
     assert result.plan is not None, result.diagnostics
     assert any("budget covers" in d.message for d in result.diagnostics)
     outcome = start(result.plan, RunFolder(tmp_path / "run"))
@@ -112,10 +112,10 @@ def test_an_env_prompt_replaces_the_rollout_message(tmp_path: Path) -> None:
     template = tmp_path / "ask.j2"
     template.write_text("HOUSE DESK: {{ input }}\nReply as <answer>CODE</answer>.\n")
     recipe = tmp_path / "r.skopt"
-    text = (RECIPES / "quickstart.skopt").read_text()
+    text = (RECIPES / "demo.skopt").read_text()
     recipe.write_text(
         text.replace('import "base.skopt"', f'import "{RECIPES / "base.skopt"}"')
-        .replace('"skills/quickstart.md"', f'"{RECIPES / "skills" / "quickstart.md"}"')
+        .replace('"skills/demo.md"', f'"{RECIPES / "skills" / "demo.md"}"')
         .replace("  split {", f'  prompt = "{template}"\n  split {{')
     )
     result = compile_recipe(str(recipe))

@@ -1,4 +1,4 @@
-"""Fixtures of the UI tests: no API key from the machine, and one finished quickstart run."""
+"""Fixtures of the UI tests: no API key from the machine, and one finished demo run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.invoke import QUICKSTART, run
+from tests.ui.invoke import DEMO, run
 
 
 @pytest.fixture(autouse=True)
@@ -17,8 +17,8 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A quickstart run that finished (read-only for the tests that share it)."""
-    out = tmp_path_factory.mktemp("quickstart") / "run"
-    code, _, err = run("run", QUICKSTART, "--out", str(out), "--quiet")
+    """A demo run that finished (read-only for the tests that share it)."""
+    out = tmp_path_factory.mktemp("demo") / "run"
+    code, _, err = run("run", DEMO, "--out", str(out), "--quiet")
     assert code == 0, err
     return out

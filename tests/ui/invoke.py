@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from skopt.ui.cli import main
 from tests.conftest import RECIPES
 
-QUICKSTART = str(RECIPES / "quickstart.skopt")
+DEMO = str(RECIPES / "demo.skopt")
 
 
 def run(*args: str) -> tuple[int, str, str]:

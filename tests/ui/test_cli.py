@@ -15,7 +15,7 @@ from tests.ui.invoke import run
 def test_check_every_example_recipe() -> None:
     code, _, err = run("check", *sorted(str(p) for p in RECIPES.glob("*.skopt")))
     assert code == 0, err
-    assert "quickstart.skopt: ok (0 errors, 0 warnings)" in err
+    assert "demo.skopt: ok (0 errors, 0 warnings)" in err
 
 
 def test_check_reports_errors_with_exit_2(tmp_path: Path) -> None:
@@ -32,17 +32,17 @@ def test_check_reports_errors_with_exit_2(tmp_path: Path) -> None:
 
 def test_plan_text_json_and_saved_file(tmp_path: Path) -> None:
     out = tmp_path / "plan.json"
-    code, text, _ = run("plan", str(RECIPES / "quickstart.skopt"), "-o", str(out))
+    code, text, _ = run("plan", str(RECIPES / "demo.skopt"), "-o", str(out))
     assert code == 0
     assert "lr by step  4 4 4 3 3 3 2 2 2" in text and "simulation" in text
     saved = json.loads(out.read_text())
     assert saved["schema_version"] == 1 and saved["jobs"][0]["schedule"]["total_steps"] == 9
-    code, printed, _ = run("plan", str(RECIPES / "quickstart.skopt"), "--json")
+    code, printed, _ = run("plan", str(RECIPES / "demo.skopt"), "--json")
     assert code == 0 and json.loads(printed)["hashes"] == saved["hashes"]
 
 
 def test_set_overrides_and_points_at_the_flag() -> None:
-    recipe = str(RECIPES / "quickstart.skopt")
+    recipe = str(RECIPES / "demo.skopt")
     code, text, _ = run("plan", recipe, "--set", "train.epochs=1", "--set", "sim.concurrency=4")
     assert code == 0 and "= 3 steps" in text and "concurrency 4" in text
     code, _, err = run("plan", recipe, "--set", "train.epochs=1.5")
@@ -75,14 +75,14 @@ def test_console_script_is_installed() -> None:
     exe = shutil.which("skopt", path=str(Path(sys.executable).parent))
     assert exe is not None
     done = subprocess.run(
-        [exe, "check", str(RECIPES / "quickstart.skopt")], capture_output=True, text=True
+        [exe, "check", str(RECIPES / "demo.skopt")], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
 
 
-def test_run_the_quickstart_and_resume_a_finished_run(tmp_path: Path) -> None:
+def test_run_the_demo_and_resume_a_finished_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    code, _, err = run("run", str(RECIPES / "quickstart.skopt"), "--out", str(out), "--quiet")
+    code, _, err = run("run", str(RECIPES / "demo.skopt"), "--out", str(out), "--quiet")
     assert code == 0, err
     assert "done: best skill in" in err
     assert json.loads((out / "summary.json").read_text())["test"]["best"] > 0
@@ -92,15 +92,15 @@ def test_run_the_quickstart_and_resume_a_finished_run(tmp_path: Path) -> None:
 
 def test_run_a_saved_plan_and_refuse_a_stale_one(tmp_path: Path) -> None:
     recipe = tmp_path / "r.skopt"
-    recipe.write_text((RECIPES / "quickstart.skopt").read_text())
+    recipe.write_text((RECIPES / "demo.skopt").read_text())
     (tmp_path / "base.skopt").write_text((RECIPES / "base.skopt").read_text())
     (tmp_path / "skills").mkdir()
-    (tmp_path / "skills" / "quickstart.md").write_text("# House rules\n")
+    (tmp_path / "skills" / "demo.md").write_text("# House rules\n")
     saved = tmp_path / "plan.json"
     assert run("plan", str(recipe), "-o", str(saved))[0] == 0
     code, _, err = run("run", str(saved), "--out", str(tmp_path / "run"), "--quiet")
     assert code == 0, err
-    (tmp_path / "skills" / "quickstart.md").write_text("# House rules, changed\n")
+    (tmp_path / "skills" / "demo.md").write_text("# House rules, changed\n")
     code, _, err = run("run", str(saved), "--out", str(tmp_path / "run2"), "--quiet")
     assert code == 4
     assert "stale: the initial skill changed" in err
@@ -108,7 +108,7 @@ def test_run_a_saved_plan_and_refuse_a_stale_one(tmp_path: Path) -> None:
 
 
 def test_no_cache_asks_every_call_anew(tmp_path: Path) -> None:
-    recipe = str(RECIPES / "quickstart.skopt")
+    recipe = str(RECIPES / "demo.skopt")
     assert run("run", recipe, "--out", str(tmp_path / "a"), "--quiet")[0] == 0
     assert run("run", recipe, "--out", str(tmp_path / "b"), "--quiet", "--no-cache")[0] == 0
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import RECIPES
 from tests.runtime.server import Reply, ScriptedServer, Seen, json_reply, openai_completion
-from tests.ui.invoke import QUICKSTART, run
+from tests.ui.invoke import DEMO, run
 
 KEY_ENV = "SKOPT_EVAL_TEST_KEY"
 SKILL = "# Sums\n\nAdd the two numbers.\n"
@@ -34,8 +34,8 @@ def scored(*args: str) -> dict[str, Any]:
 
 def test_eval_reproduces_the_runs_test_scores(finished: Path) -> None:
     summary = json.loads((finished / "summary.json").read_text())
-    best = scored(QUICKSTART, "--skill", str(finished / "best_skill.md"))
-    initial = scored(QUICKSTART, "--skill", str(finished / "skills" / "skill_v0000.md"))
+    best = scored(DEMO, "--skill", str(finished / "best_skill.md"))
+    initial = scored(DEMO, "--skill", str(finished / "skills" / "skill_v0000.md"))
     assert best["hard"] == summary["test"]["best"] > initial["hard"] == summary["test"]["initial"]
     assert best["split"] == "test" and best["items"] == 24 and best["calls"] == 24
     assert best["harness"] == "plain" and best["simulation"] is True and best["usd"] == 0.0
@@ -43,12 +43,12 @@ def test_eval_reproduces_the_runs_test_scores(finished: Path) -> None:
 
 def test_eval_on_the_gate_split_matches_the_gate(finished: Path) -> None:
     summary = json.loads((finished / "summary.json").read_text())
-    valid = scored(QUICKSTART, "--skill", str(finished / "best_skill.md"), "--split", "valid")
+    valid = scored(DEMO, "--skill", str(finished / "best_skill.md"), "--split", "valid")
     assert valid["split"] == "valid" and valid["hard"] == summary["gate"]["best"]
 
 
 def test_text_output(finished: Path) -> None:
-    code, out, _ = run("eval", QUICKSTART, "--skill", str(finished / "best_skill.md"))
+    code, out, _ = run("eval", DEMO, "--skill", str(finished / "best_skill.md"))
     summary = json.loads((finished / "summary.json").read_text())
     score = summary["test"]["best"]
     assert code == 0
@@ -58,7 +58,7 @@ def test_text_output(finished: Path) -> None:
 
 def test_set_overrides_apply(finished: Path) -> None:
     limited = scored(
-        QUICKSTART, "--skill", str(finished / "best_skill.md"), "--set", "rules.limit.test=5"
+        DEMO, "--skill", str(finished / "best_skill.md"), "--set", "rules.limit.test=5"
     )
     assert limited["items"] == 5
 
@@ -66,11 +66,11 @@ def test_set_overrides_apply(finished: Path) -> None:
 def test_usage_and_recipe_errors_exit_2(tmp_path: Path) -> None:
     skill = tmp_path / "skill.md"
     skill.write_text(SKILL)
-    assert run("eval", QUICKSTART, "--skill", str(tmp_path / "none.md"))[0] == 2
-    code, _, err = run("eval", QUICKSTART, "--skill", str(skill), "--harness", "fancy")
+    assert run("eval", DEMO, "--skill", str(tmp_path / "none.md"))[0] == 2
+    code, _, err = run("eval", DEMO, "--skill", str(skill), "--harness", "fancy")
     assert code == 2 and "'fancy' is not 'plain'" in err
-    assert run("eval", QUICKSTART, "--skill", str(skill), "--split", "gate")[0] == 2
-    code, _, err = run("eval", QUICKSTART, "--skill", str(skill), "--set", "train.epochs=0")
+    assert run("eval", DEMO, "--skill", str(skill), "--split", "gate")[0] == 2
+    code, _, err = run("eval", DEMO, "--skill", str(skill), "--set", "train.epochs=0")
     assert code == 2 and "--> <command line>" in err
     code, _, err = run("eval", str(RECIPES / "base.skopt"), "--skill", str(skill))
     assert code == 2 and "eval needs a recipe with one train job" in err

@@ -9,7 +9,7 @@ from skopt.compiler.compile import compile_recipe
 from skopt.ui.plan_view import render_plan
 from tests.conftest import RECIPES, ROOT
 
-JOBS = ["quickstart", "openai", "anthropic", "sweep"]
+JOBS = ["demo", "openai", "anthropic", "sweep"]
 
 
 @pytest.mark.parametrize("name", JOBS)

@@ -13,7 +13,7 @@ import pytest
 
 from skopt.compiler.compile import compile_recipe
 from tests.conftest import RECIPES
-from tests.ui.invoke import QUICKSTART, run
+from tests.ui.invoke import DEMO, run
 
 
 def events(folder: Path) -> list[dict[str, Any]]:
@@ -61,7 +61,7 @@ def test_plan_against_actual_counts_every_call_event(copy: Path) -> None:
         (e["phase"], e["role"]) for e in journal
     )
     hits = Counter((e["phase"], e["role"]) for e in journal if e["cache_hit"])
-    assert hits  # the quickstart answers some rollouts from the cache: shown apart
+    assert hits  # the demo answers some rollouts from the cache: shown apart
     for key, count in hits.items():
         assert usage[key]["cache_hits"] == count
     assert sum(u["input_tokens"] for u in usage.values()) == sum(e["input_tokens"] for e in journal)
@@ -124,7 +124,7 @@ def test_actuals_outside_the_plan_are_flagged(copy: Path) -> None:
 
 def test_a_run_stopped_by_the_budget(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    code, _, _ = run("run", QUICKSTART, "--out", str(out), "--quiet", "--set", "budget.calls=300")
+    code, _, _ = run("run", DEMO, "--out", str(out), "--quiet", "--set", "budget.calls=300")
     assert code == 3
     report = as_json(out)
     state = json.loads((out / "state.json").read_text())
@@ -140,7 +140,7 @@ def test_a_run_stopped_by_the_budget(tmp_path: Path) -> None:
 
 
 def test_a_run_stopped_before_its_first_step(tmp_path: Path) -> None:
-    result = compile_recipe(QUICKSTART)
+    result = compile_recipe(DEMO)
     assert result.plan is not None
     (tmp_path / "plan.json").write_text(result.plan.model_dump_json())
     report = as_json(tmp_path)

@@ -1,0 +1,88 @@
+"""Does skopt teach a real small model something? The quickstart recipe, run for real with the
+local models (Qwen2.5-Coder 0.5B as target, 1.5B as optimizer, llama.cpp on this machine's CPU),
+then the test split scored three ways, side by side:
+
+  no skill       the target with an empty system message
+  initial skill  the recipe's starting skill (skills/house_style.md)
+  trained skill  the run's best skill (chosen on the valid split only)
+
+plus the run's calls and tokens per role and its wall time. The trained skill is printed too.
+
+    .venv/bin/python bench/local_bench.py [--recipe recipes/quickstart.skopt] [--set K=V]...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from skopt.compiler.compile import compile_recipe  # noqa: E402
+from skopt.runtime.artifacts import RunFolder  # noqa: E402
+from skopt.runtime.evaluate import evaluate  # noqa: E402
+from skopt.runtime.run import start  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--recipe", default=str(ROOT / "recipes" / "quickstart.skopt"))
+    parser.add_argument("--set", dest="sets", action="append", default=[])
+    parser.add_argument("--out", help="run folder (default: a temporary one)")
+    args = parser.parse_args()
+
+    compiled = compile_recipe(args.recipe, args.sets)
+    if compiled.plan is None:
+        sys.exit("the recipe does not compile: run skopt check on it")
+    plan = compiled.plan
+    job = plan.jobs[0]
+    out = Path(args.out or tempfile.mkdtemp(prefix="local-bench-")) / "run"
+
+    began = time.perf_counter()
+    outcome = start(plan, RunFolder(out), None)
+    wall = time.perf_counter() - began
+    summary = json.loads((out / "summary.json").read_text())
+    bare = evaluate(plan, "", "test")
+
+    models = {m.name: m.model or m.name for m in plan.models}
+    print(f"local bench · {args.recipe} · {outcome.message.split(':')[0]}")
+    print(f"target {models[job.train.target]} · optimizer {models[job.train.optimizer]}")
+    print()
+    print(f"test split, {bare.items} items   no skill   initial skill   trained skill")
+    print(
+        f"accuracy (hard)              {bare.hard:8.3f}   {summary['test']['initial']:13.3f}"
+        f"   {summary['test']['best']:13.3f}"
+    )
+    print(
+        f"gate ({summary['gate']['split']})                  {'':8}   "
+        f"{summary['gate']['initial']:13.3f}   {summary['gate']['best']:13.3f}"
+    )
+    print()
+    calls, tokens_in, tokens_out = Counter[str](), Counter[str](), Counter[str]()
+    for line in (out / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event.get("kind") == "call" and not event["cache_hit"]:
+            calls[event["role"]] += 1
+            tokens_in[event["role"]] += event["input_tokens"]
+            tokens_out[event["role"]] += event["output_tokens"]
+    print(f"training: {summary['steps']} steps, {summary['accepted']} edits accepted, "
+          f"{summary['rejected']} rejected, wall {wall:.0f} s")  # fmt: skip
+    for role in ("target", "optimizer"):
+        print(
+            f"  {role:9} {calls[role]:4} calls · {tokens_in[role]:7,} tokens in · "
+            f"{tokens_out[role]:6,} tokens out"
+        )
+    print(f"  no-skill scoring: {bare.calls} calls (not part of the run)")
+    print()
+    print("trained skill:")
+    print((out / "best_skill.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
