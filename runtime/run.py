@@ -131,7 +131,7 @@ async def _run(
     models = {m.name: m for m in plan.models if m.name in (job.train.target, job.train.optimizer)}
     env_settings = next(e for e in plan.envs if e.name == job.train.env)
     splits = load_splits(env_settings)
-    backends: dict[str, Backend] = {name: backend_for(m) for name, m in models.items()}
+    backends = await _open_backends(models)
     if not folder.state.exists():  # a new run: only now that its models can be reached
         folder.root.mkdir(parents=True, exist_ok=True)
         write_json(folder.root / "plan.json", plan.model_dump(mode="json"))
@@ -169,6 +169,20 @@ async def _run(
     write_json(folder.root / "summary.json", summary(plan, job, state, models))
     write_atomic(folder.root / "best_skill.md", state.best_skill)
     return Outcome(Exit.DONE, folder.root, f"done: best skill in {folder.root / 'best_skill.md'}")
+
+
+async def _open_backends(models: dict[str, ModelSettings]) -> dict[str, Backend]:
+    """A backend per model; if one cannot be made, those already made are closed (a local
+    model's server is stopped) before the error goes on."""
+    backends: dict[str, Backend] = {}
+    try:
+        for name, settings in models.items():
+            backends[name] = backend_for(settings)
+    except BaseException:
+        for backend in backends.values():
+            await backend.aclose()
+        raise
+    return backends
 
 
 async def _close(backends: dict[str, Backend], cache: ResponseCache, journal: JsonlSink) -> None:

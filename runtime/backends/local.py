@@ -1,22 +1,21 @@
 """`provider = local`: a small model on this machine's CPU, served by llama.cpp behind the same
 OpenAI-compatible protocol, and spoken to through the openai backend.
 
-The weights are resolved when the backend is made (so a missing package fails before a run
-starts); the server starts on the first call (so a fully cached re-run never loads the model)
-and is shared by every model block that runs the same file, stopped when the last one closes.
+Making the backend resolves the weights (so a missing package fails before a run starts) and
+starts the server, in the calling thread, so that Ctrl-C while it loads stops it at once. One
+server serves every model block that runs the same file; the last one to close stops it.
 Optimizer answers are constrained to a JSON object by the server's grammar sampling.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import threading
 from pathlib import Path
 
 from skopt.compiler.plan import ModelSettings
 from skopt.runtime.backends.openai import OpenAIBackend
-from skopt.runtime.errors import CallFailed, LocalModelUnavailable
+from skopt.runtime.errors import LocalModelUnavailable
 from skopt.runtime.local.server import LocalServer, ServerError
 from skopt.runtime.local.weights import weights_for
 from skopt.runtime.request import Completion, Params, Request
@@ -40,39 +39,23 @@ class LocalBackend:
                 f"model '{settings.name}' runs locally, but {', '.join(missing)} "
                 f"{'is' if len(missing) == 1 else 'are'} not installed: run {INSTALL}"
             )
-        self._settings = settings
-        self._weights = weights_for(settings.model, settings.gguf).resolve()
-        self._server: LocalServer | None = None
-        self._client: OpenAIBackend | None = None
-        self._starting = asyncio.Lock()
+        weights = weights_for(settings.model, settings.gguf).resolve()
+        try:
+            self._server: LocalServer | None = _acquire(weights, settings.model or settings.name)
+        except ServerError as exc:
+            raise LocalModelUnavailable(str(exc)) from exc
+        self._client = OpenAIBackend(
+            settings, base_url=self._server.base_url, key=_KEY, json_objects=True
+        )
 
     async def complete(self, request: Request, params: Params) -> Completion:
-        client = self._client or await self._connect()
-        return await client.complete(request, params)
-
-    async def _connect(self) -> OpenAIBackend:
-        async with self._starting:
-            if self._client is None:
-                try:
-                    self._server = await asyncio.to_thread(_acquire, self._weights, self._alias)
-                except ServerError as exc:
-                    raise CallFailed(str(exc), retryable=False) from exc
-                self._client = OpenAIBackend(
-                    self._settings, base_url=self._server.base_url, key=_KEY, json_objects=True
-                )
-            return self._client
-
-    @property
-    def _alias(self) -> str:
-        return self._settings.model or self._settings.name
+        return await self._client.complete(request, params)
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
         server, self._server = self._server, None
-        if client is not None:
-            await client.aclose()
         if server is not None:
-            await asyncio.to_thread(_release, server)
+            await self._client.aclose()
+            _release(server)
 
 
 def _acquire(weights: Path, alias: str) -> LocalServer:

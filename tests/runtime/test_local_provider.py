@@ -16,10 +16,12 @@ import pytest
 
 from skopt.compiler.compile import compile_recipe
 from skopt.compiler.plan import ModelSettings
+from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.backends import backend_for, params_of
 from skopt.runtime.backends.local import LocalBackend
-from skopt.runtime.errors import LocalModelUnavailable
+from skopt.runtime.errors import LocalModelUnavailable, MissingKey
 from skopt.runtime.request import Message, Request
+from skopt.runtime.run import start
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = "skopt.runtime.local.child"
@@ -80,30 +82,21 @@ def gone(pid: int, within_s: float = 10.0) -> bool:
     return False
 
 
-def ask(backend: LocalBackend, settings: ModelSettings, text: str) -> str:
-    request = Request(settings.name, (Message("user", text),))
-    completion = asyncio.run(backend.complete(request, params_of(settings)))
-    assert completion.input_tokens > 0 and completion.output_tokens > 0
-    return completion.text
-
-
 def test_the_local_model_answers_through_the_openai_sdk_and_stops() -> None:
     settings = local_model()
     backend = backend_for(settings)
     assert isinstance(backend, LocalBackend)
-    assert servers_of(os.getpid()) == []  # the server starts on the first call only
+    [server] = servers_of(os.getpid())
 
-    async def session() -> tuple[str, list[int]]:
+    async def session() -> str:
         request = Request("small", (Message("user", "What is 2 + 3? Reply with the number."),))
         completion = await backend.complete(request, params_of(settings))
-        running = servers_of(os.getpid())
+        assert completion.input_tokens > 0 and completion.output_tokens > 0
         await backend.aclose()
-        return completion.text, running
+        return completion.text
 
-    text, running = asyncio.run(session())
-    assert "5" in text
-    assert len(running) == 1
-    assert gone(running[0])
+    assert "5" in asyncio.run(session())
+    assert gone(server)
 
 
 def test_model_blocks_on_the_same_weights_share_one_server() -> None:
@@ -153,13 +146,17 @@ def test_ctrl_c_during_a_local_run_leaves_no_server(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
+    journal = tmp_path / "run" / "events.jsonl"
     deadline = time.monotonic() + 120
-    while not servers_of(run.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    while not (journal.is_file() and journal.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)  # until the first answer: the server is up, calls are under way
     [server] = servers_of(run.pid)
-    time.sleep(2)  # calls under way
     run.send_signal(signal.SIGINT)
-    _, err = run.communicate(timeout=60)
+    try:
+        _, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+        run.communicate()
     assert run.returncode == 130, err
     assert "skopt run --resume" in err
     assert gone(server)
@@ -212,3 +209,26 @@ def test_the_cli_says_what_to_install(tmp_path: Path) -> None:
     assert "qwen2.5-coder-0.5b" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "o").exists()  # nothing started
+
+
+def test_a_run_whose_other_model_cannot_start_stops_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    recipe = tmp_path / "r.skopt"
+    recipe.write_text(
+        (ROOT / "recipes" / "quickstart.skopt")
+        .read_text()
+        .replace('"data/', f'"{ROOT}/recipes/data/')
+        .replace('"skills/', f'"{ROOT}/recipes/skills/')
+        .replace(
+            'provider    = local\n  name        = "qwen2.5-coder-1.5b"',
+            'provider = openai\n  name = "gpt-4o-mini"',
+        )
+    )
+    plan = compile_recipe(str(recipe)).plan
+    assert plan is not None and [m.provider for m in plan.models] == ["local", "openai"]
+    with pytest.raises(MissingKey):
+        start(plan, RunFolder(tmp_path / "run"))
+    assert servers_of(os.getpid()) == []  # the target's server, started first, was stopped
+    assert not (tmp_path / "run").exists()
