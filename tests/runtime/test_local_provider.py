@@ -145,6 +145,8 @@ def test_ctrl_c_during_a_local_run_leaves_no_server(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        # A shell's background job inherits SIGINT ignored; a terminal's Ctrl-C is not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     journal = tmp_path / "run" / "events.jsonl"
     deadline = time.monotonic() + 120
