@@ -71,7 +71,7 @@ def main() -> None:
             calls[event["role"]] += 1
             tokens_in[event["role"]] += event["input_tokens"]
             tokens_out[event["role"]] += event["output_tokens"]
-    print(f"training: {summary['steps']} steps, {summary['accepted']} edits accepted, "
+    print(f"training: {summary['steps']} steps, {summary['accepted']} accepted by the gate, "
           f"{summary['rejected']} rejected, wall {wall:.0f} s")  # fmt: skip
     for role in ("target", "optimizer"):
         print(
