@@ -22,6 +22,7 @@ from skopt.runtime.backends.local import LocalBackend
 from skopt.runtime.errors import LocalModelUnavailable, MissingKey
 from skopt.runtime.request import Message, Request
 from skopt.runtime.run import start
+from tests.runtime.conftest import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = "skopt.runtime.local.child"
@@ -29,26 +30,10 @@ SKOPT = str(Path(sys.executable).with_name("skopt"))
 
 
 def local_model(name: str = "small", **changes: object) -> ModelSettings:
-    settings = ModelSettings(
-        name=name,
-        provider="local",
-        model="qwen2.5-coder-0.5b",
-        base_url=None,
-        api_key_env=None,
-        temperature=0,
-        max_tokens=16,
-        top_p=None,
-        reasoning_effort=None,
-        concurrency=1,
-        rpm=None,
-        tpm=None,
-        timeout_s=120,
-        retries=0,
-        replay_from=None,
-        gguf=None,
-        price=None,
-    )
-    return settings.model_copy(update=changes)
+    fields: dict[str, object] = {"name": name, "model": "qwen2.5-coder-0.5b", "api_key_env": None}
+    fields |= {"temperature": 0, "max_tokens": 16, "concurrency": 1, "retries": 0}
+    fields |= {"timeout_s": 120, "price": None}
+    return settings("local", None, **(fields | changes))
 
 
 def alive(pid: int) -> bool:
@@ -83,14 +68,14 @@ def gone(pid: int, within_s: float = 10.0) -> bool:
 
 
 def test_the_local_model_answers_through_the_openai_sdk_and_stops() -> None:
-    settings = local_model()
-    backend = backend_for(settings)
+    model = local_model()
+    backend = backend_for(model)
     assert isinstance(backend, LocalBackend)
     [server] = servers_of(os.getpid())
 
     async def session() -> str:
         request = Request("small", (Message("user", "What is 2 + 3? Reply with the number."),))
-        completion = await backend.complete(request, params_of(settings))
+        completion = await backend.complete(request, params_of(model))
         assert completion.input_tokens > 0 and completion.output_tokens > 0
         await backend.aclose()
         return completion.text
@@ -104,9 +89,9 @@ def test_model_blocks_on_the_same_weights_share_one_server() -> None:
 
     async def session() -> None:
         a, b = LocalBackend(first), LocalBackend(second)
-        for backend, settings in ((a, first), (b, second)):
-            request = Request(settings.name, (Message("user", "Say hi."),))
-            await backend.complete(request, params_of(settings))
+        for backend, model in ((a, first), (b, second)):
+            request = Request(model.name, (Message("user", "Say hi."),))
+            await backend.complete(request, params_of(model))
         [server] = servers_of(os.getpid())
         await a.aclose()
         assert alive(server)  # still serving the optimizer
