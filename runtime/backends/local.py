@@ -2,8 +2,8 @@
 OpenAI-compatible protocol, and spoken to through the openai backend.
 
 Making the backend resolves the weights (so a missing package fails before a run starts) and
-starts the server, in the calling thread, so that Ctrl-C while it loads stops it at once. One
-server serves every model block that runs the same file; the last one to close stops it.
+starts the server in the calling thread (no thread left loading a model behind an interrupted
+run). One server serves every model block that runs the same file; the last to close stops it.
 Optimizer answers are constrained to a JSON object by the server's grammar sampling.
 """
 
