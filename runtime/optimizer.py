@@ -84,8 +84,9 @@ def _edits(value: object) -> list[Edit]:
 
 def one_per_line(evidence: object) -> str:
     """Evidence as JSON with each element of a top-level list on a line of its own: as easy to
-    read as indented JSON, at about half the tokens (which small local models pay for). Keys
-    keep their order: a trajectory reads input, output, expected, score."""
+    read as indented JSON, in fewer tokens (15% fewer on the quickstart's evidence; a small local
+    model pays for each in prompt time). Keys keep their order: a trajectory reads input,
+    output, expected, score."""
     if not isinstance(evidence, dict):
         return _json(evidence)
     fields = []

@@ -30,10 +30,10 @@ class ServerError(Exception):
 
 
 class LocalServer:
-    def __init__(self, weights: Path, alias: str, threads: int | None = None) -> None:
+    def __init__(self, weights: Path, alias: str) -> None:
         self.weights = weights
         self.alias = alias
-        self.threads = threads or os.cpu_count() or 1
+        self.threads = os.cpu_count() or 1
         self.port = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
@@ -47,8 +47,6 @@ class LocalServer:
         return self._process.pid if self._process else None
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> None:
-        if self._process is not None:
-            return
         self.port = _free_port()
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 (open while the server runs)
         # A session of its own: Ctrl-C reaches skopt, which then stops the server in order.
