@@ -80,7 +80,7 @@ CATALOG = {
                 "27f8af79348266bb154db225605212fa9ba3093ee3e2c9fce55eb3659163f344",
                 "7e190c024384a6fbfb8d467d1e79042c9b60de050520f6661eaf283ab9a26b7a",
             ),
-            extra="local-1.5b",
+            extra="local-1-5b",
         ),
     )
 }
