@@ -119,7 +119,7 @@ def run(plan: Plan, folder: Path, latency: Latency, seconds: float) -> Run:
     began = time.perf_counter()
     outcome = start(plan, RunFolder(folder))
     wall = time.perf_counter() - began
-    if outcome.exit is not Exit.DONE:
+    if outcome.exit is not Exit.OK:
         raise SystemExit(f"the bench run did not finish: {outcome.message}")
     return Run(wall, folder, latency.starts)
 

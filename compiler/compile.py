@@ -90,7 +90,7 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
         envs=list(envs.values()),
         budget=budget,
         jobs=jobs,
-        hashes=hashes(result.sources, sets, list(envs.values()), jobs, list(models.values())),
+        hashes=hashes(path, result.sources, sets, list(envs.values()), jobs, list(models.values())),
     )
 
 

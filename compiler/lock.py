@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 
+from skopt.compiler.overrides import COMMAND_LINE
 from skopt.compiler.plan import EnvSettings, Hashes, Job, ModelSettings
 from skopt.prompts import templates_hash
 
@@ -52,6 +54,7 @@ def _file(path: str | None) -> bytes:
 
 
 def hashes(
+    recipe: str,
     sources: Mapping[str, str],
     sets: Sequence[str],
     envs: Sequence[EnvSettings],
@@ -65,7 +68,7 @@ def hashes(
     return Hashes(
         recipe=_sha(
             [
-                *(f"{p}\0{t}".encode() for p, t in sorted(sources.items())),
+                *(f"{p}\0{t}".encode() for p, t in sorted(_from_recipe(recipe, sources))),
                 *(s.encode() for s in sets),
             ]
         ),
@@ -84,6 +87,17 @@ def hashes(
         models=_sha(json.dumps([m.name, m.provider, m.model, m.gguf]).encode() for m in models),
         skopt=hashlib.sha256(version().encode()).hexdigest(),
     )
+
+
+def _from_recipe(recipe: str, sources: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Source texts keyed by their path from the recipe's folder, the same wherever skopt runs
+    (the flags are hashed apart)."""
+    folder = os.path.dirname(os.path.abspath(recipe))
+    return [
+        (os.path.relpath(os.path.abspath(path), folder), text)
+        for path, text in sources.items()
+        if path != COMMAND_LINE
+    ]
 
 
 def _env_data(env: EnvSettings) -> bytes:

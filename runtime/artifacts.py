@@ -12,6 +12,9 @@ import os
 import tempfile
 from pathlib import Path
 
+MARKER = ".skopt-run"  # written first: says the folder is a run (or sweep) folder, and its id
+LOCK = ".skopt-lock"  # locked by the process working in the folder; holds its pid
+
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -34,6 +37,12 @@ def read_json(path: Path) -> object:
 class RunFolder:
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    @property
+    def id(self) -> str:
+        """The run's id from its marker: whose answers in the cache this run paid for."""
+        data = read_json(self.root / MARKER)
+        return str(data.get("id", "")) if isinstance(data, dict) else ""
 
     @property
     def state(self) -> Path:

@@ -13,7 +13,8 @@ from pathlib import Path
 from skopt.runtime.errors import CacheDamaged
 from skopt.runtime.request import Completion
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: rows say which run paid for them
+READABLE = (1, SCHEMA_VERSION)
 Origin = tuple[str, str, str]  # model block, role, phase of the request that paid for a row
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -27,14 +28,22 @@ CREATE TABLE IF NOT EXISTS responses (
     input_tokens INTEGER NOT NULL,
     output_tokens INTEGER NOT NULL,
     finish_reason TEXT NOT NULL,
-    latency_s REAL NOT NULL
+    latency_s REAL NOT NULL,
+    run TEXT NOT NULL DEFAULT ''
 )
 """
+_COLUMNS = (
+    "key, content_key, model, role, phase, request, text, input_tokens, output_tokens,"
+    " finish_reason, latency_s, run"
+)
 
 
 class ResponseCache:
-    def __init__(self, path: Path, readonly: bool = False) -> None:
+    """`run`: the id of the run whose answers this cache object writes (and reconciles)."""
+
+    def __init__(self, path: Path, readonly: bool = False, run: str = "") -> None:
         self.path = path
+        self.run = run
         self._lock = threading.Lock()
         try:
             uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
@@ -48,16 +57,16 @@ class ResponseCache:
         if db.execute("PRAGMA quick_check").fetchone() != ("ok",):
             raise sqlite3.DatabaseError("integrity check failed")
         version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, *READABLE) or (readonly and version == 0):
+            raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
         if readonly:
-            if version != SCHEMA_VERSION:
-                raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
             return
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        if version not in (0, SCHEMA_VERSION):
-            raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
         with db:
             db.execute(_SCHEMA)
+            if version == 1:
+                db.execute("ALTER TABLE responses ADD COLUMN run TEXT NOT NULL DEFAULT ''")
             db.execute("CREATE INDEX IF NOT EXISTS by_content ON responses (content_key)")
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -84,18 +93,20 @@ class ResponseCache:
         try:
             with self._lock, self._db:
                 self._db.execute(
-                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (*row, c.finish_reason, c.latency_s),
+                    f"INSERT OR REPLACE INTO responses ({_COLUMNS})"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*row, c.finish_reason, c.latency_s, self.run),
                 )
         except sqlite3.DatabaseError as exc:
             raise CacheDamaged(f"{self.path} cannot be written: {exc}") from None
 
     def paid(self) -> list[tuple[str, Origin, Completion]]:
-        """Every answer paid for: (key, who asked, completion) — to reconcile the journal."""
+        """Every answer this run paid for: (key, who asked, completion) — to reconcile the
+        journal. Answers that came with the cache from another run were not paid by this one."""
         rows = self._query(
             "SELECT key, model, role, phase, text, input_tokens, output_tokens, finish_reason,"
-            " latency_s FROM responses ORDER BY key",
-            (),
+            " latency_s FROM responses WHERE run = ? ORDER BY key",
+            (self.run,),
         )
         return [(str(r[0]), (str(r[1]), str(r[2]), str(r[3])), Completion(*r[4:])) for r in rows]  # type: ignore[arg-type]
 
@@ -113,3 +124,17 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def copy_cache(earlier: Path, to: Path) -> None:
+    """A new run's cache starts as a copy of an earlier run's (its rows keep the id of the run
+    that paid for them, so the new run books them as cache hits, never as its own calls)."""
+    try:
+        source = sqlite3.connect(f"file:{earlier}?mode=ro", uri=True)
+        target = sqlite3.connect(to)
+        with source, target:
+            source.backup(target)
+        source.close()
+        target.close()
+    except sqlite3.DatabaseError as exc:
+        raise CacheDamaged(f"{earlier} is not a usable response cache: {exc}") from None

@@ -19,7 +19,7 @@ from skopt.runtime.backends import Backend, params_of
 from skopt.runtime.cache import ResponseCache
 from skopt.runtime.errors import BudgetExhausted, CallFailed
 from skopt.runtime.events import CallEvent, EventSink
-from skopt.runtime.ledger import Cost, Ledger
+from skopt.runtime.ledger import Cost, Ledger, Reservation
 from skopt.runtime.ratelimit import RateLimit
 from skopt.runtime.request import Completion, Request, cache_key, canonical, content_key
 
@@ -65,6 +65,7 @@ class CallLayer:
         self._slots = {name: asyncio.Semaphore(m.concurrency) for name, m in models.items()}
         self._limits = {name: RateLimit(m.rpm, m.tpm, sleep=sleep) for name, m in models.items()}
         self._in_flight: dict[str, asyncio.Future[Completion]] = {}
+        self._settled = asyncio.Event()  # set whenever a reservation is committed or released
 
     async def call(self, request: Request) -> Completion:
         """The completion of `request`; identical requests in flight at once are paid once."""
@@ -92,22 +93,22 @@ class CallLayer:
             return cached
         worst_in = worst_input_tokens(request)
         worst_usd = usd(settings, worst_in, settings.max_tokens) or 0.0
-        try:
-            reservation = self.ledger.reserve(Cost(1, worst_in, settings.max_tokens, worst_usd))
-        except BudgetExhausted as exc:
-            self._failed(request, exc)
-            raise
+        reservation = await self._reserve(
+            request, Cost(1, worst_in, settings.max_tokens, worst_usd)
+        )
         try:
             async with self._slots[request.model]:
                 await self._limits[request.model].acquire(worst_in + settings.max_tokens)
                 completion, retries = await self._attempts(request, settings)
         except BaseException as exc:
             self.ledger.release(reservation)
+            self._settled.set()
             self._failed(request, exc)
             raise
         cost = usd(settings, completion.input_tokens, completion.output_tokens)
         actual = Cost(1, completion.input_tokens, completion.output_tokens, cost or 0.0)
         self.ledger.commit(reservation, actual, request.role, request.phase, completion.latency_s)
+        self._settled.set()
         if self.cache:
             origin = (request.model, request.role, request.phase)
             self.cache.put(
@@ -115,6 +116,19 @@ class CallLayer:
             )
         self._emit(request, completion, usd=cost, retries=retries, cache_hit=False, key=key)
         return completion
+
+    async def _reserve(self, request: Request, worst: Cost) -> Reservation:
+        """Reserve the call's worst case. Inside a unit's hold, a call that does not fit waits
+        while other calls are in flight: each gives back to the hold what it did not use."""
+        while True:
+            try:
+                return self.ledger.reserve(worst)
+            except BudgetExhausted as exc:
+                if self.ledger.open is None or self.ledger.in_flight == 0:
+                    self._failed(request, exc)
+                    raise
+            self._settled.clear()
+            await self._settled.wait()
 
     async def _attempts(self, request: Request, settings: ModelSettings) -> tuple[Completion, int]:
         backend = self.backends[request.model]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,6 +24,8 @@ from skopt.compiler.plan import (
     Gate,
     Job,
     MetaSkill,
+    ModelSettings,
+    Phase,
     Reflect,
     Rollout,
     Select,
@@ -33,7 +35,8 @@ from skopt.compiler.plan import (
 from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
 from skopt.runtime.edits import SLOW_UPDATE, Edit, apply_edits, find_regions, replace_region
-from skopt.runtime.ledger import Cost
+from skopt.runtime.errors import BudgetExhausted
+from skopt.runtime.ledger import Amount, Hold
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, edit_json
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
 
@@ -59,7 +62,9 @@ class State:
     )
     history: list[dict[str, Any]] = field(default_factory=list)
     test: dict[str, float] = field(default_factory=dict)
+    stopped: dict[str, Any] | None = None  # a budget stop: which limit, before which step
     elapsed_s: float = 0.0
+    baseline_s: float = 0.0  # how long the baseline took: the pace a time budget plans with
 
 
 @dataclass
@@ -97,32 +102,84 @@ class Engine:
         self.ledger = scorer.layer.ledger
         self.models = dict(scorer.layer.models)
         self.step: Step | None = None
+        self.unit: tuple[int, Hold, float] | None = None  # the unit under way: step, hold, start
+        self.final_hold: Hold | None = None
+        self.last_step_s = 0.0
 
     async def run(self) -> State:
+        """Visit the phases from where the state stands. A step that the rest of the budget
+        cannot pay is not started: the run goes on to the final test, whose worst case was
+        held from the start, and records why it stopped."""
         phases = self.job.phases
+        self.final_hold = self._hold_final_test()
         while self.state.next_phase < len(phases):
             index = self.state.next_phase
             phase = phases[index]
+            starts_unit = self.unit is None or self.unit[0] != phase.step
+            if starts_unit and not self._open_unit(index):
+                continue  # stopped by the budget: on to the final test
             if isinstance(phase, Rollout):
-                self.afford(phase.step)  # raises BudgetExhausted before the step starts
                 self.step = Step(phase.step, phase.epoch)
             await getattr(self, f"visit_{phase.phase}")(phase)
             self.state.next_phase = index + 1
             if self._finishes_unit(index):
                 self.save()
+        self._close_unit()
         return self.state
 
-    def afford(self, step: int) -> None:
-        """Stop before a step whose worst case the rest of the budget cannot pay (SPEC §5.4)."""
-        worst = sum(
-            (
-                budgets.worst(p, self.models)
-                for p in self.job.phases
-                if p.step == step and not isinstance(p, SlowUpdate | MetaSkill)
-            ),
-            budgets.Worst(),
+    def _hold_final_test(self) -> Hold | None:
+        """The final test's worst case, reserved before anything else runs."""
+        tests = [p for p in self.job.phases[self.state.next_phase :] if isinstance(p, FinalTest)]
+        return self.ledger.hold(_worst(tests, self.models)) if tests else None
+
+    def _open_unit(self, index: int) -> bool:
+        """Hold the worst case of the unit (baseline, step, final test) that starts at `index`;
+        False when the budget cannot pay for it and the run skips to its final test."""
+        self._close_unit()
+        phase = self.job.phases[index]
+        if isinstance(phase, FinalTest) and self.final_hold is not None:
+            hold = self.final_hold
+        else:
+            rest = [p for p in self.job.phases[index:] if p.step == phase.step]
+            try:
+                hold = self.ledger.hold(_worst(rest, self.models), self._seconds_needed(phase))
+            except BudgetExhausted as exc:
+                if isinstance(phase, Baseline):
+                    raise
+                self._stop(index, exc.limit)
+                return False
+        self.ledger.open = hold
+        self.unit = (phase.step, hold, self.ledger.elapsed())
+        return True
+
+    def _close_unit(self) -> None:
+        if self.unit is not None:
+            step, hold, started = self.unit
+            self.ledger.drop(hold)
+            if 0 < step <= self.job.schedule.total_steps:
+                self.last_step_s = self.ledger.elapsed() - started
+            self.unit = None
+
+    def _seconds_needed(self, phase: Phase) -> float:
+        """What a time budget must still hold before `phase`'s step starts: about one more step
+        (as long as the last one) and the final test (at the baseline's pace)."""
+        if isinstance(phase, Baseline) or self.job.phases[-1] is phase:
+            return 0.0
+        baseline, final = self.job.phases[0], self.job.phases[-1]
+        pace = self.state.baseline_s / max(1, sum(rc.calls.max for rc in baseline.calls))
+        final_s = (
+            pace * sum(rc.calls.max for rc in final.calls) if isinstance(final, FinalTest) else 0.0
         )
-        self.ledger.release(self.ledger.reserve(Cost(worst.calls, worst.tokens, 0, worst.usd)))
+        return self.last_step_s + final_s
+
+    def _stop(self, index: int, limit: str) -> None:
+        """Record a budget stop before the step at `index` and go on to the final test."""
+        phases = self.job.phases
+        self.state.stopped = {"limit": limit, "before_step": phases[index].step}
+        self.state.next_phase = next(
+            (i for i, p in enumerate(phases) if isinstance(p, FinalTest)), len(phases)
+        )
+        self.save()
 
     def _finishes_unit(self, index: int) -> bool:
         """State is saved after the baseline, each gate, each boundary phase and the test."""
@@ -153,7 +210,9 @@ class Engine:
 
     async def visit_baseline(self, phase: Baseline) -> None:
         s = self.state
+        started = self.ledger.elapsed()
         scores = await self.score_on_gate(s.current_skill, "baseline")
+        s.baseline_s = self.ledger.elapsed() - started
         s.current_scores = {k: list(v) for k, v in scores.items()}
         s.baseline_score = s.current_score = s.best_score = gating.metric(scores, self.train.gate)
         s.epoch_start_skill = s.current_skill
@@ -411,6 +470,12 @@ class Engine:
     def _step(self) -> Step:
         assert self.step is not None
         return self.step
+
+
+def _worst(phases: Sequence[Phase], models: dict[str, ModelSettings]) -> Amount:
+    """The plan's worst case of these phases (what the budget verdict counts too)."""
+    total = sum((budgets.worst(p, models) for p in phases), budgets.Worst())
+    return Amount(total.calls, total.tokens, total.usd)
 
 
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:

@@ -25,6 +25,20 @@ class CallEvent:
     kind: str = "call"
 
 
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """A session of a run began or ended. `outcome` (on "finished"): done, budget,
+    interrupted or failed; `detail` says which limit stopped it, or what failed."""
+
+    status: str  # "started" | "resumed" | "finished"
+    outcome: str = ""
+    detail: str = ""
+    kind: str = "run"
+
+
+Event = CallEvent | RunEvent
+
+
 class EventSink(Protocol):
     def emit(self, event: CallEvent) -> None: ...
 
@@ -45,7 +59,7 @@ class JsonlSink:
     def __init__(self, path: Path) -> None:
         self._file = path.open("a", encoding="utf-8")
 
-    def emit(self, event: CallEvent) -> None:
+    def emit(self, event: Event) -> None:
         self._file.write(json.dumps(asdict(event), sort_keys=True) + "\n")
         self._file.flush()
 

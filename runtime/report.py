@@ -1,8 +1,9 @@
 """What `skopt report` says about a run folder (SPEC §1, §4, §5.3): pure functions over its files.
 
-A folder is a run folder when it holds the `plan.json` that `skopt run` writes first. The
-scores and gate decisions come from `summary.json` when the run finished, else from
-`state.json` (a run stopped by the budget or interrupted keeps its last finished step there).
+A folder is a run folder when it holds the marker that `skopt run` writes first. The
+scores and gate decisions come from `summary.json` when the run ended (done, or stopped by
+the budget after its final test), else from `state.json` (an interrupted, failed or killed
+run keeps its last finished step there); how its last session ended is in the journal.
 Plan against actual counts the journal's call events per (phase, role) — cache hits are
 engine calls answered for free, so they count as calls and are also shown apart — and sets
 them next to the plan's ranges; an actual outside its range is flagged. For an unfinished
@@ -20,15 +21,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from skopt.compiler.cost import usd as plan_usd
 from skopt.compiler.plan import PHASE_ORDER, Count, Job, Plan, Usd
-from skopt.runtime.artifacts import RunFolder
-from skopt.runtime.events import CallEvent
+from skopt.compiler.saved import PlanUnreadable, read_plan
+from skopt.runtime.claim import NotARunFolder, open_folder, read_marker
+from skopt.runtime.events import CallEvent, RunEvent
 
-Status = Literal["finished", "unfinished", "not started"]
+# finished: done; budget: stopped by the budget (test scored); interrupted, failed: how the last
+# session ended; unfinished: killed (no end recorded); not started: no step state yet.
+Status = Literal["finished", "budget", "interrupted", "failed", "unfinished", "not started"]
 USD_SLACK = 1e-6  # the plan rounds dollars to 6 decimals
-
-
-class NotARunFolder(Exception):
-    """The folder is not one that `skopt run` wrote, or one of its files cannot be read."""
 
 
 class Frozen(BaseModel):
@@ -80,6 +80,7 @@ class Report(Frozen):
     folder: str
     recipe: str
     status: Status
+    ended: str  # why the last session ended: the budget limit, or what failed ("" if done)
     simulation: bool
     steps_done: int
     steps_planned: int
@@ -93,32 +94,29 @@ class Report(Frozen):
 
 def report(root: Path) -> Report:
     """The report of the run folder at `root`. Raises NotARunFolder."""
-    folder = RunFolder(root)
-    plan = _plan(root / "plan.json")
-    if len(plan.jobs) != 1:
-        hint = (
-            f"; a sweep: its table is {root / 'sweep.md'}, report a cell: {root / 'cells' / '01'}"
-        )
+    marker = read_marker(root)
+    if marker is not None and marker["kind"] == "sweep":
         raise NotARunFolder(
-            f"{root}: its plan.json holds {len(plan.jobs)} jobs, not one run"
-            + (hint if (root / "sweep.json").is_file() else "")
+            f"{root} is a sweep: its table is {root / 'sweep.md'},"
+            f" report a cell: skopt report {root / 'cells' / '01'}"
         )
+    folder = open_folder(root, "run")
+    plan = _plan(root / "plan.json")
     job = plan.jobs[0]
     summary = _object(root / "summary.json")
     state = summary if summary is not None else _object(folder.state)
-    status: Status = (
-        "finished" if summary is not None else "unfinished" if state is not None else "not started"
-    )
     history = [h for h in (state or {}).get("history", []) if isinstance(h, dict)]
     try:
         decisions = [_decision(h) for h in history]
     except (ValidationError, ValueError, TypeError) as exc:
         raise NotARunFolder(f"{root}: its step history cannot be read: {str(exc)[:200]}") from None
-    events, unreadable = read_events(folder.events)
+    events, sessions, unreadable = read_journal(folder.events)
+    status, ended = _status(summary, state, sessions)
     return Report(
         folder=str(root),
         recipe=plan.recipe,
         status=status,
+        ended=ended,
         simulation=_simulation(plan, job, summary),
         steps_done=len(history),
         steps_planned=job.schedule.total_steps,
@@ -126,18 +124,32 @@ def report(root: Path) -> Report:
         rejected=sum(not d.accepted and d.reason != "no candidate" for d in decisions),
         scores=scores(job, summary, state),
         decisions=decisions,
-        usage=usage(plan, job, events, finished=status == "finished"),
+        usage=usage(plan, job, events, finished=summary is not None and not ended),
         unreadable_events=unreadable,
     )
 
 
+def _status(
+    summary: dict[str, Any] | None, state: dict[str, Any] | None, sessions: list[RunEvent]
+) -> tuple[Status, str]:
+    """How the run stands, and why its last session ended where that is not "done"."""
+    last = sessions[-1] if sessions else None
+    ended = last.outcome if last is not None and last.status == "finished" else ""
+    detail = last.detail if last is not None and ended in ("budget", "failed") else ""
+    if summary is not None:
+        return ("budget", detail) if summary.get("stopped") else ("finished", "")
+    if ended in ("budget", "interrupted", "failed"):
+        return ended, detail  # type: ignore[return-value]
+    return ("unfinished" if state is not None else "not started"), ""
+
+
 def _plan(path: Path) -> Plan:
     if not path.is_file():
-        raise NotARunFolder(f"{path.parent} is not a run folder (no plan.json in it)")
+        raise NotARunFolder(f"{path.parent}: this run never started (no plan.json in it)")
     try:
-        return Plan.model_validate_json(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValidationError) as exc:
-        raise NotARunFolder(f"{path} is not a plan skopt can read: {str(exc)[:200]}") from None
+        return read_plan(path)
+    except PlanUnreadable as exc:
+        raise NotARunFolder(str(exc)) from None
 
 
 def _object(path: Path) -> dict[str, Any] | None:
@@ -152,23 +164,25 @@ def _object(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def read_events(path: Path) -> tuple[list[CallEvent], int]:
-    """The journal's call events, and how many lines could not be read as one."""
+def read_journal(path: Path) -> tuple[list[CallEvent], list[RunEvent], int]:
+    """The journal's call events, its session events, and how many lines could not be read."""
     if not path.is_file():
-        return [], 0
-    events: list[CallEvent] = []
+        return [], [], 0
+    calls: list[CallEvent] = []
+    sessions: list[RunEvent] = []
     unreadable = 0
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if not line.strip():
             continue
         try:
-            event = CallEvent(**json.loads(line))
-        except (ValueError, TypeError):
+            data = json.loads(line)
+            if data.get("kind") == "run":
+                sessions.append(RunEvent(**data))
+            else:
+                calls.append(CallEvent(**data))
+        except (ValueError, TypeError, AttributeError):
             unreadable += 1
-            continue
-        if event.kind == "call":
-            events.append(event)
-    return events, unreadable
+    return calls, sessions, unreadable
 
 
 def _simulation(plan: Plan, job: Job, summary: dict[str, Any] | None) -> bool:

@@ -1,22 +1,30 @@
-"""Carrying out a compiled plan: the run folder, the call layer, the env, the engine; and the
-outcome (exit code) that `skopt run` reports. Also `--resume` of an interrupted run."""
+"""Carrying out a compiled plan's job in a run folder: a new run, or `--resume` of one.
+
+A new run goes only into a folder that is absent or empty, and claims it (runtime/claim.py)
+once its models can be reached; every session holds the folder's lock. The journal records
+when each session started and how it ended (done, budget, interrupted, failed); the outcome
+maps to the exit code in runtime/exits.py.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import enum
+import contextlib
 import json
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import AsyncIterator, Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
 from skopt.compiler.lower import Splits, load_splits
-from skopt.compiler.plan import Job, ModelSettings, Plan
+from skopt.compiler.plan import EnvSettings, Job, ModelSettings, Plan
+from skopt.compiler.saved import PlanUnreadable, plan_text, read_plan
 from skopt.runtime.artifacts import RunFolder, read_json, write_atomic, write_json
 from skopt.runtime.backends import Backend, backend_for
-from skopt.runtime.cache import ResponseCache
+from skopt.runtime.cache import ResponseCache, copy_cache
 from skopt.runtime.calls import CallLayer, usd
+from skopt.runtime.claim import NotARunFolder, check_new, claim, locked, open_folder
 from skopt.runtime.engine import Engine, State
 from skopt.runtime.envs import EnvLoadError, env_for
 from skopt.runtime.errors import (
@@ -27,7 +35,8 @@ from skopt.runtime.errors import (
     MissingKey,
     ReplayMiss,
 )
-from skopt.runtime.events import CallEvent, JsonlSink
+from skopt.runtime.events import CallEvent, JsonlSink, RunEvent
+from skopt.runtime.exits import Exit, Outcome
 from skopt.runtime.ledger import Account, Cost, Ledger
 from skopt.runtime.optimizer import Optimizer
 from skopt.runtime.scoring import Scorer
@@ -41,30 +50,7 @@ FAILURES: tuple[type[Exception], ...] = (
     ReplayMiss,
     EnvLoadError,
 )
-
-
-class Exit(enum.IntEnum):
-    DONE = 0
-    FAILED = 1
-    USAGE = 2
-    BUDGET = 3
-    STALE = 4
-    INTERRUPTED = 130
-
-
-@dataclass(frozen=True)
-class Outcome:
-    exit: Exit
-    folder: Path
-    message: str
-
-
-def run_folder(plan: Plan, job: Job, out: str | None) -> RunFolder:
-    if out:
-        return RunFolder(Path(out))
-    recipe = Path(plan.recipe).stem
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return RunFolder(Path(job.train.out.format(recipe=recipe, time=stamp)))
+Clock = Callable[[], float]
 
 
 class Display(Protocol):
@@ -88,36 +74,105 @@ class _Sinks:
 
 
 def start(
-    plan: Plan, folder: RunFolder, show: Display | None = None, no_cache: bool = False
+    plan: Plan,
+    folder: RunFolder,
+    show: Display | None = None,
+    no_cache: bool = False,
+    unique: bool = False,
+    clock: Clock = time.monotonic,
+    cache_from: Path | None = None,
 ) -> Outcome:
-    """A new run of the plan's (single) job in `folder`; `no_cache` asks every call anew."""
-    return asyncio.run(start_job(plan, folder, show, no_cache))
+    """A new run of the plan's (single) job in `folder`, which must be absent or empty (with
+    `unique`, a taken name gets a suffix); `no_cache` asks every call anew; `cache_from`: an
+    earlier run folder whose answers this run may use (free, as cache hits)."""
+    return asyncio.run(start_job(plan, folder, show, no_cache, unique, clock, cache_from))
 
 
-def resume(folder: RunFolder, show: Display | None = None) -> Outcome:
-    """Continue the run in `folder` after its last finished step (a finished run: a no-op)."""
-    return asyncio.run(resume_job(folder, show))
+def resume(root: Path, show: Display | None = None, clock: Clock = time.monotonic) -> Outcome:
+    """Continue the run at `root` after its last finished step (a finished run: a no-op)."""
+    return asyncio.run(resume_job(root, show, clock))
 
 
 async def start_job(
-    plan: Plan, folder: RunFolder, show: Display | None = None, no_cache: bool = False
+    plan: Plan,
+    folder: RunFolder,
+    show: Display | None = None,
+    no_cache: bool = False,
+    unique: bool = False,
+    clock: Clock = time.monotonic,
+    cache_from: Path | None = None,
 ) -> Outcome:
     """`start` inside a running event loop: a sweep runs its cells this way, side by side."""
     job = plan.jobs[0]
+    if not unique:
+        check_new(folder.root)  # refuse before any model is loaded
+    earlier = open_folder(cache_from, "run") if cache_from is not None else None
+    state = initial_state(job)
+    splits = load_splits(_env(plan, job))
+    async with _backends(plan, job) as backends:
+        folder = claim(folder.root, "run", unique)  # only now that the models can be reached
+        with locked(folder):
+            write_atomic(folder.root / "plan.json", plan_text(plan, folder.root / "plan.json"))
+            write_json(folder.root / "lock.json", plan.hashes.model_dump())
+            if earlier is not None:
+                copy_cache(earlier.cache, folder.cache)
+            return await _run(plan, job, folder, state, splits, backends, show, no_cache, clock)
+
+
+async def resume_job(
+    root: Path, show: Display | None = None, clock: Clock = time.monotonic
+) -> Outcome:
+    """`resume` inside a running event loop."""
+    folder = open_folder(root, "run")
+    with locked(folder):
+        plan = plan_of(folder)
+        job = plan.jobs[0]
+        data = read_json(folder.state) if folder.state.exists() else None
+        state = State(**data) if isinstance(data, dict) else initial_state(job)
+        if state.next_phase >= len(job.phases) and (folder.root / "summary.json").exists():
+            return ended(folder, state, job)  # nothing left to do: write nothing
+        splits = load_splits(_env(plan, job))
+        async with _backends(plan, job) as backends:
+            return await _run(
+                plan, job, folder, state, splits, backends, show, False, clock, resumed=True
+            )
+
+
+def plan_of(folder: RunFolder) -> Plan:
+    """The plan a run folder was started with."""
+    try:
+        return read_plan(folder.root / "plan.json")
+    except PlanUnreadable as exc:
+        raise NotARunFolder(f"{folder.root}: this run never started ({exc})") from None
+
+
+def initial_state(job: Job) -> State:
     skill = Path(job.train.skill).read_text(encoding="utf-8") if job.train.skill else ""
-    state = State(
+    return State(
         initial_skill=skill, current_skill=skill, best_skill=skill, epoch_start_skill=skill
     )
-    return await _run(plan, job, folder, state, show, no_cache)
 
 
-async def resume_job(folder: RunFolder, show: Display | None = None) -> Outcome:
-    """`resume` inside a running event loop."""
-    plan = Plan.model_validate(read_json(folder.root / "plan.json"))
-    data = read_json(folder.state) if folder.state.exists() else None
-    if not isinstance(data, dict):
-        return await start_job(plan, folder, show)
-    return await _run(plan, plan.jobs[0], folder, State(**data), show)
+def _env(plan: Plan, job: Job) -> EnvSettings:
+    return next(e for e in plan.envs if e.name == job.train.env)
+
+
+def _models(plan: Plan, job: Job) -> dict[str, ModelSettings]:
+    return {m.name: m for m in plan.models if m.name in (job.train.target, job.train.optimizer)}
+
+
+@contextlib.asynccontextmanager
+async def _backends(plan: Plan, job: Job) -> AsyncIterator[dict[str, Backend]]:
+    """A backend per model, closed at the end (a local model's server is stopped); if one
+    cannot be made, those already made are closed before the error goes on."""
+    backends: dict[str, Backend] = {}
+    try:
+        for name, settings in _models(plan, job).items():
+            backends[name] = backend_for(settings)
+        yield backends
+    finally:
+        for backend in backends.values():
+            await backend.aclose()
 
 
 async def _run(
@@ -125,75 +180,76 @@ async def _run(
     job: Job,
     folder: RunFolder,
     state: State,
+    splits: Splits,
+    backends: dict[str, Backend],
     show: Display | None,
-    no_cache: bool = False,
+    no_cache: bool,
+    clock: Clock,
+    resumed: bool = False,
 ) -> Outcome:
-    models = {m.name: m for m in plan.models if m.name in (job.train.target, job.train.optimizer)}
-    env_settings = next(e for e in plan.envs if e.name == job.train.env)
-    splits = load_splits(env_settings)
-    backends = await _open_backends(models)
-    if not folder.state.exists():  # a new run: only now that its models can be reached
-        folder.root.mkdir(parents=True, exist_ok=True)
-        write_json(folder.root / "plan.json", plan.model_dump(mode="json"))
-        write_json(folder.root / "lock.json", plan.hashes.model_dump())
-    cache = ResponseCache(folder.cache)
-    reconcile(folder, cache, models)
-    ledger = Ledger(plan.budget)
-    ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
+    models = _models(plan, job)
+    cache = ResponseCache(folder.cache, run=folder.id)
     journal = JsonlSink(folder.events)
-    layer = CallLayer(
-        models, backends, ledger, _Sinks(journal, show), cache, read_cache=not no_cache
-    )
-    prompts = job.train.prompts
-    scorer = Scorer(layer, env_for(env_settings), job.train.target, prompts, env_settings.prompt)
-    engine = Engine(
-        job,
-        splits,
-        folder,
-        scorer,
-        Optimizer(layer, job.train.optimizer, prompts),
-        _leaks(splits),
-        state,
-        show.step if show else None,
-    )
+    try:
+        reconcile(folder, cache, models)
+        ledger = Ledger(plan.budget, clock)
+        ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
+        journal.emit(RunEvent("resumed" if resumed else "started"))
+        layer = CallLayer(
+            models, backends, ledger, _Sinks(journal, show), cache, read_cache=not no_cache
+        )
+        env = _env(plan, job)
+        prompts = job.train.prompts
+        scorer = Scorer(layer, env_for(env), job.train.target, prompts, env.prompt)
+        optimizer = Optimizer(layer, job.train.optimizer, prompts)
+        on_step = show.step if show else None
+        engine = Engine(job, splits, folder, scorer, optimizer, _leaks(splits), state, on_step)
+        return await _session(plan, job, folder, state, engine, journal)
+    finally:
+        cache.close()
+        journal.close()
+
+
+async def _session(
+    plan: Plan, job: Job, folder: RunFolder, state: State, engine: Engine, journal: JsonlSink
+) -> Outcome:
+    """Run the engine and journal how the session ended."""
     try:
         await engine.run()
-    except BudgetExhausted as exc:
-        return Outcome(
-            Exit.BUDGET,
-            folder.root,
-            f"stopped by the budget: {exc}; best skill in {folder.root / 'best_skill.md'}",
-        )
-    finally:
-        await _close(backends, cache, journal)
-    write_json(folder.root / "summary.json", summary(plan, job, state, models))
-    write_atomic(folder.root / "best_skill.md", state.best_skill)
-    return Outcome(Exit.DONE, folder.root, f"done: best skill in {folder.root / 'best_skill.md'}")
-
-
-async def _open_backends(models: dict[str, ModelSettings]) -> dict[str, Backend]:
-    """A backend per model; if one cannot be made, those already made are closed (a local
-    model's server is stopped) before the error goes on."""
-    backends: dict[str, Backend] = {}
-    try:
-        for name, settings in models.items():
-            backends[name] = backend_for(settings)
-    except BaseException:
-        for backend in backends.values():
-            await backend.aclose()
+    except BudgetExhausted as exc:  # not even the baseline and the final test can be paid
+        journal.emit(RunEvent("finished", "budget", str(exc)))
+        return Outcome(Exit.BUDGET, folder.root, f"stopped by the budget: {exc}")
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        journal.emit(RunEvent("finished", "interrupted"))
         raise
-    return backends
+    except FAILURES as exc:
+        journal.emit(RunEvent("finished", "failed", str(exc)))
+        raise
+    write_json(folder.root / "summary.json", summary(plan, job, state))
+    write_atomic(folder.root / "best_skill.md", state.best_skill)
+    outcome = ended(folder, state, job)
+    word = "budget" if state.stopped else "done"
+    journal.emit(RunEvent("finished", word, stop_reason(state, job)))
+    return outcome
 
 
-async def _close(backends: dict[str, Backend], cache: ResponseCache, journal: JsonlSink) -> None:
-    for backend in backends.values():
-        await backend.aclose()
-    cache.close()
-    journal.close()
+def ended(folder: RunFolder, state: State, job: Job) -> Outcome:
+    """The outcome of a run that reached its end: done, or stopped by the budget."""
+    best = f"best skill in {folder.root / 'best_skill.md'}"
+    if state.stopped:
+        return Outcome(Exit.BUDGET, folder.root, f"stopped: {stop_reason(state, job)}; {best}")
+    return Outcome(Exit.OK, folder.root, f"done: {best}")
+
+
+def stop_reason(state: State, job: Job) -> str:
+    if not state.stopped:
+        return ""
+    step, total = state.stopped["before_step"], job.schedule.total_steps
+    return f"the {state.stopped['limit']} budget cannot pay for step {step} of {total}"
 
 
 def reconcile(folder: RunFolder, cache: ResponseCache, models: dict[str, ModelSettings]) -> None:
-    """Journal every answer the cache holds but the journal does not: a kill can fall between
+    """Journal every answer this run paid for that the journal lacks: a kill can fall between
     caching an answer and journaling it. Afterwards the journal counts every call paid."""
     journaled = {e["key"] for e in _journal(folder) if e.get("ok") and not e.get("cache_hit")}
     torn = folder.events.exists() and not folder.events.read_bytes().endswith(b"\n")
@@ -225,7 +281,7 @@ def spent_so_far(folder: RunFolder) -> tuple[Cost, dict[tuple[str, str], Account
     spent = Cost()
     accounts: dict[tuple[str, str], Account] = {}
     for event in _journal(folder):
-        if not event.get("ok") or event.get("cache_hit"):
+        if event.get("kind") != "call" or not event.get("ok") or event.get("cache_hit"):
             continue
         cost = Cost(1, event["input_tokens"], event["output_tokens"], event.get("usd") or 0.0)
         spent += cost
@@ -254,8 +310,9 @@ def _leaks(splits: Splits) -> set[str]:
     return {a for item in (*splits.valid, *splits.test) for a in item.answers} - train
 
 
-def summary(plan: Plan, job: Job, state: State, models: dict[str, ModelSettings]) -> dict[str, Any]:
+def summary(plan: Plan, job: Job, state: State) -> dict[str, Any]:
     decisions = [h["decision"] for h in state.history]
+    models = _models(plan, job)
     return {
         "recipe": plan.recipe,
         "simulation": any(m.provider == "sim" for m in models.values()),
@@ -264,6 +321,7 @@ def summary(plan: Plan, job: Job, state: State, models: dict[str, ModelSettings]
         "rejected": sum(
             1 for d in decisions if not d.get("accepted") and d.get("reason") != "no candidate"
         ),
+        "stopped": state.stopped,
         "gate": {
             "split": job.train.gate.split,
             "initial": state.baseline_score,

@@ -16,13 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from skopt.compiler.plan import Job, Plan
+from skopt.compiler.saved import plan_text
 from skopt.runtime.artifacts import RunFolder, read_json, write_atomic, write_json
+from skopt.runtime.claim import claim, locked, open_folder, read_marker
 from skopt.runtime.engine import State
+from skopt.runtime.exits import Exit, Outcome
 from skopt.runtime.run import (
     FAILURES,
     Display,
-    Exit,
-    Outcome,
+    plan_of,
     resume_job,
     spent_so_far,
     start_job,
@@ -33,14 +35,15 @@ from skopt.runtime.run import (
 CELL_FAILURES = FAILURES
 
 # The sweep's exit is its worst cell's: a failure outranks a budget stop, which outranks done.
-SEVERITY = {Exit.DONE: 0, Exit.BUDGET: 1, Exit.FAILED: 2}
+SEVERITY = {Exit.OK: 0, Exit.BUDGET: 1, Exit.FAILED: 2}
 
-# A live display for one cell, given the cell's label ("01"); None for no display.
-ShowCell = Callable[[str], Display | None]
+# A live display for a run, given its label (a cell's "01"; "" for a single run) and plan.
+Displays = Callable[[str, Plan], Display | None]
 
 
 def is_sweep(root: Path) -> bool:
-    return (root / "sweep.json").is_file()
+    marker = read_marker(root)
+    return marker is not None and marker["kind"] == "sweep"
 
 
 def cell_plan(plan: Plan, job: Job) -> Plan:
@@ -56,20 +59,37 @@ def cell_folder(root: Path, plan: Plan, index: int) -> RunFolder:
     return RunFolder(root / "cells" / cell_label(plan, index))
 
 
-def run_sweep(plan: Plan, root: Path, show: ShowCell | None = None, parallel: int = 2) -> Outcome:
-    """A new run of every cell of the sweep, at most `parallel` at a time."""
-    write_json(root / "plan.json", plan.model_dump(mode="json"))
-    return asyncio.run(_cells(plan, root, show, parallel, resuming=False))
+def run_sweep(
+    plan: Plan,
+    root: Path,
+    show: Displays | None = None,
+    parallel: int = 2,
+    unique: bool = False,
+    no_cache: bool = False,
+) -> Outcome:
+    """A new run of every cell of the sweep, at most `parallel` at a time, in `root` (absent or
+    empty; with `unique`, a taken name gets a suffix)."""
+    folder = claim(root, "sweep", unique)
+    with locked(folder):
+        write_atomic(folder.root / "plan.json", plan_text(plan, folder.root / "plan.json"))
+        return asyncio.run(_cells(plan, folder.root, show, parallel, no_cache=no_cache))
 
 
-def resume_sweep(root: Path, show: ShowCell | None = None, parallel: int = 2) -> Outcome:
+def resume_sweep(root: Path, show: Displays | None = None, parallel: int = 2) -> Outcome:
     """Continue every unfinished cell of the sweep at `root` (a finished cell: a no-op)."""
-    plan = Plan.model_validate(read_json(root / "plan.json"))
-    return asyncio.run(_cells(plan, root, show, parallel, resuming=True))
+    folder = open_folder(root, "sweep")
+    with locked(folder):
+        plan = plan_of(folder)
+        return asyncio.run(_cells(plan, root, show, parallel, resuming=True))
 
 
 async def _cells(
-    plan: Plan, root: Path, show: ShowCell | None, parallel: int, resuming: bool
+    plan: Plan,
+    root: Path,
+    show: Displays | None,
+    parallel: int,
+    resuming: bool = False,
+    no_cache: bool = False,
 ) -> Outcome:
     outcomes: dict[int, Outcome] = {}
     write_table(plan, root, outcomes)
@@ -78,20 +98,21 @@ async def _cells(
     async def cell(index: int, job: Job) -> None:
         async with limit:
             folder = cell_folder(root, plan, index)
-            display = show(cell_label(plan, index)) if show else None
+            single = cell_plan(plan, job)
+            display = show(cell_label(plan, index), single) if show else None
             try:
-                if resuming and (folder.root / "plan.json").exists():
-                    outcome = await resume_job(folder, display)
+                if resuming and read_marker(folder.root) is not None:
+                    outcome = await resume_job(folder.root, display)
                 else:
-                    outcome = await start_job(cell_plan(plan, job), folder, display)
+                    outcome = await start_job(single, folder, display, no_cache)
             except CELL_FAILURES as exc:
                 outcome = Outcome(Exit.FAILED, folder.root, str(exc))
             outcomes[index] = outcome
             write_table(plan, root, outcomes)
 
     await asyncio.gather(*(cell(i, job) for i, job in enumerate(plan.jobs)))
-    worst = max((o.exit for o in outcomes.values()), key=SEVERITY.__getitem__, default=Exit.DONE)
-    words = {Exit.DONE: "done", Exit.BUDGET: "stopped by the budget", Exit.FAILED: "failed"}
+    worst = max((o.exit for o in outcomes.values()), key=SEVERITY.__getitem__, default=Exit.OK)
+    words = {Exit.OK: "done", Exit.BUDGET: "stopped by the budget", Exit.FAILED: "failed"}
     counts = [
         f"{n} {w}" for e, w in words.items() if (n := sum(o.exit is e for o in outcomes.values()))
     ]
@@ -115,9 +136,9 @@ def row(plan: Plan, root: Path, index: int, outcome: Outcome | None) -> dict[str
     done = finished or {}
     if finished is None and state is not None:
         with contextlib.suppress(TypeError):  # a state this version cannot read: no scores
-            done = summary(plan, job, State(**state), {})
+            done = summary(plan, job, State(**state))
     if outcome is not None:
-        status = {Exit.DONE: "done", Exit.BUDGET: "budget"}.get(outcome.exit, "failed")
+        status = {Exit.OK: "done", Exit.BUDGET: "budget"}.get(outcome.exit, "failed")
     else:
         status = "done" if finished else "unfinished" if state is not None else "not started"
     test = done.get("test") or {}

@@ -5,7 +5,9 @@ Regenerate snapshots only with `pytest --snapshot-update`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -33,3 +35,10 @@ def snapshot_txt(snapshot: SnapshotAssertion) -> SnapshotAssertion:
 @pytest.fixture
 def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     return snapshot.use_extension(JsonSnapshot)
+
+
+def call_events(folder: Path) -> list[dict[str, Any]]:
+    """The call events of a run folder's journal (it also records each session's start and
+    end)."""
+    lines = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [e for e in map(json.loads, lines) if e.get("kind") == "call"]

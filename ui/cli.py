@@ -2,28 +2,39 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from skopt.compiler.compile import Compiled, compile_recipe, stale
 from skopt.compiler.plan import Plan
+from skopt.compiler.saved import PlanUnreadable, plan_text, read_plan
 from skopt.grammar.format import format_recipe
 from skopt.grammar.parse import parse
 from skopt.grammar.source import Diagnostic, Severity, read_source, render
-from skopt.runtime.events import CallEvent
+from skopt.runtime.exits import Exit, Outcome, codes_help
 from skopt.ui.plan_view import render_plan
+from skopt.ui.progress import Progress, summary_line
 
-EXIT_OK, EXIT_CHANGED, EXIT_ERRORS, EXIT_STALE = 0, 1, 2, 4
+COMPLETION = 'eval "$(_SKOPT_COMPLETE=bash_source skopt)"'
 
 
 def _style(text: str, diagnostic: Diagnostic) -> str:
     colour = "red" if diagnostic.severity is Severity.ERROR else "yellow"
     head, _, rest = text.partition("\n")
     return click.style(head, fg=colour, bold=True) + ("\n" + rest if rest else "")
+
+
+def fail(message: str, code: Exit) -> NoReturn:
+    """An error line on standard error, then exit with `code`."""
+    click.echo(click.style("error: ", fg="red", bold=True) + message, err=True)
+    sys.exit(code)
 
 
 def print_diagnostics(diagnostics: Sequence[Diagnostic], sources: dict[str, str]) -> None:
@@ -37,13 +48,28 @@ def _summary(diagnostics: Sequence[Diagnostic]) -> str:
     return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=f"Shell completion (bash; zsh and fish alike): {COMPLETION}",
+)
 @click.version_option(package_name="skopt")
-def main() -> None:
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the output: auto colours only a terminal, and never when NO_COLOR is set.",
+)
+@click.pass_context
+def main(ctx: click.Context, color: str) -> None:
     """Train an agent's skill document like a neural network."""
+    if color == "always":
+        ctx.color = True
+    elif color == "never" or os.environ.get("NO_COLOR"):
+        ctx.color = False
 
 
-@main.command()
+@main.command(epilog=codes_help(Exit.OK, Exit.USAGE))
 @click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(
     "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
@@ -59,10 +85,10 @@ def check(recipes: tuple[str, ...], sets: tuple[str, ...]) -> None:
             f"{recipe}: {'ok' if result.ok else 'failed'} ({_summary(result.diagnostics)})",
             err=True,
         )
-    sys.exit(EXIT_ERRORS if failed else EXIT_OK)
+    sys.exit(Exit.USAGE if failed else Exit.OK)
 
 
-@main.command()
+@main.command(epilog=codes_help(Exit.OK, Exit.FAILED, Exit.USAGE, changed=True))
 @click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(
     "--check", "check_only", is_flag=True, help="Change nothing; exit 1 if a file would change."
@@ -88,10 +114,10 @@ def fmt(recipes: tuple[str, ...], check_only: bool) -> None:
         else:
             Path(recipe).write_text(formatted, encoding="utf-8")
             click.echo(f"reformatted {recipe}", err=True)
-    sys.exit(EXIT_ERRORS if errors else EXIT_CHANGED if changed and check_only else EXIT_OK)
+    sys.exit(Exit.USAGE if errors else Exit.FAILED if changed and check_only else Exit.OK)
 
 
-@main.command()
+@main.command(epilog=codes_help(Exit.OK, Exit.USAGE))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @click.option(
@@ -106,21 +132,27 @@ def plan(recipe: str, as_json: bool, output: str | None, sets: tuple[str, ...]) 
     print_diagnostics(result.diagnostics, result.sources)
     if result.plan is None:
         click.echo(f"{recipe}: failed ({_summary(result.diagnostics)})", err=True)
-        sys.exit(EXIT_ERRORS)
-    data = result.plan.model_dump_json(indent=2)
+        sys.exit(Exit.USAGE)
     if output:
-        Path(output).write_text(data + "\n", encoding="utf-8")
+        try:
+            Path(output).write_text(plan_text(result.plan, Path(output)), encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc.strerror or exc}", Exit.FAILED)
         click.echo(f"plan saved to {output}", err=True)
-    click.echo(data if as_json else render_plan(result.plan))
+    click.echo(result.plan.model_dump_json(indent=2) if as_json else render_plan(result.plan))
 
 
-@main.command()
+@main.command(
+    epilog=codes_help(Exit.OK, Exit.FAILED, Exit.USAGE, Exit.BUDGET, Exit.STALE, Exit.INTERRUPTED)
+)
 @click.argument("recipe", required=False, type=click.Path(dir_okay=False))
 @click.option(
     "--resume", "resume_dir", type=click.Path(file_okay=False), help="Continue an interrupted run."
 )
 @click.option(
-    "--out", type=click.Path(file_okay=False), help="The run folder (default: the recipe's out)."
+    "--out",
+    type=click.Path(file_okay=False),
+    help="The run folder: absent or empty (default: the recipe's out, a new folder).",
 )
 @click.option(
     "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
@@ -130,6 +162,12 @@ def plan(recipe: str, as_json: bool, output: str | None, sets: tuple[str, ...]) 
     "no_cache",
     is_flag=True,
     help="Ask every call anew (answers are still cached for --resume).",
+)
+@click.option(
+    "--cache-from",
+    "cache_from",
+    type=click.Path(file_okay=False, exists=True),
+    help="An earlier run folder whose answers this run may use (free, booked as cache hits).",
 )
 @click.option("--quiet", is_flag=True, help="No live progress; only the outcome.")
 @click.option(
@@ -145,52 +183,72 @@ def run(
     out: str | None,
     sets: tuple[str, ...],
     no_cache: bool,
+    cache_from: str | None,
     quiet: bool,
     parallel: int,
 ) -> None:
     """Train: carry out a recipe's plan (or continue one with --resume).
 
-    A recipe with a sweep runs every cell, each in its own run folder OUT/cells/NN, and ends
-    with a table comparing them (also in OUT/sweep.md); --resume OUT continues every unfinished
-    cell."""
-    from skopt.runtime.artifacts import RunFolder
+    A new run writes only into a new or empty folder. A recipe with a sweep runs every cell,
+    each in its own run folder OUT/cells/NN, and ends with a table comparing them (also in
+    OUT/sweep.md); --resume OUT continues every unfinished cell."""
+    from skopt.runtime.claim import FolderRefused
     from skopt.runtime.errors import LocalModelUnavailable, MissingKey
-    from skopt.runtime.run import FAILURES, Exit, resume, run_folder, start
-    from skopt.runtime.sweep import is_sweep, resume_sweep, run_sweep
+    from skopt.runtime.launch import destination, launch, relaunch
+    from skopt.runtime.run import FAILURES
 
-    show = None if quiet else Progress()
-    cell_show = None if quiet else (lambda label: Progress(f"[{label}] "))
+    started = time.monotonic()
+    show = None if quiet else _displays
     try:
-        if resume_dir and is_sweep(Path(resume_dir)):
-            outcome = resume_sweep(Path(resume_dir), cell_show, parallel)
-        elif resume_dir:
-            outcome = resume(RunFolder(Path(resume_dir)), show)
+        if resume_dir:
+            if recipe or out or sets or no_cache:
+                raise click.UsageError(
+                    "--resume continues a run as it was started: give it no RECIPE, --out,"
+                    " --set, --no-cache or --cache-from"
+                )
+            outcome = relaunch(Path(resume_dir), show, parallel)
         else:
             if recipe is None:
                 raise click.UsageError("give a RECIPE, or --resume RUNDIR")
-            plan = _saved_plan(recipe) if recipe.endswith(".json") else _compiled(recipe, sets)
+            plan = (
+                _saved_plan(recipe, sets) if recipe.endswith(".json") else _compiled(recipe, sets)
+            )
             if not plan.jobs:
                 raise click.UsageError("this recipe has no train job to run")
-            folder = run_folder(plan, plan.jobs[0], out)
+            root, unique = destination(plan, out)
             _assemble_local_models(plan)
-            if len(plan.jobs) == 1:
-                outcome = start(plan, folder, None if quiet else Progress(plan=plan), no_cache)
-            else:
-                outcome = run_sweep(plan, folder.root, cell_show, parallel)
+            earlier = Path(cache_from) if cache_from else None
+            outcome = launch(plan, root, unique, show, no_cache, parallel, earlier)
     except KeyboardInterrupt:
         click.echo("interrupted: continue with skopt run --resume RUNDIR", err=True)
         sys.exit(Exit.INTERRUPTED)
+    except FolderRefused as exc:
+        fail(str(exc), Exit.USAGE)
     except FAILURES as exc:
-        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
         if not isinstance(exc, MissingKey | LocalModelUnavailable):  # failed mid-run
             click.echo("what finished is kept: continue with skopt run --resume RUNDIR", err=True)
-        sys.exit(Exit.FAILED)
+        fail(str(exc), Exit.FAILED)
+    _end_of_run(outcome, time.monotonic() - started)
+
+
+def _displays(label: str, plan: Plan) -> Progress:
+    return Progress(f"[{label}] " if label else "", plan)
+
+
+def _end_of_run(outcome: Outcome, seconds: float) -> None:
+    """A sweep's table, or a run's report.md and summary line; then the outcome's exit code."""
+    from skopt.runtime.report import report as read_report
+    from skopt.runtime.sweep import is_sweep
+
     table = outcome.folder / "sweep.md"
-    if is_sweep(outcome.folder) and table.is_file():
-        click.echo(table.read_text(encoding="utf-8"), nl=False)
-    elif (outcome.folder / "plan.json").is_file():
+    if is_sweep(outcome.folder):
+        if table.is_file():
+            click.echo(table.read_text(encoding="utf-8"), nl=False)
+        click.echo(outcome.message, err=True)
+    else:
         _write_report(outcome.folder)  # SPEC §5.3: every run folder ends with its report.md
-    click.echo(outcome.message, err=True)
+        click.echo(outcome.message, err=True)
+        click.echo(summary_line(read_report(outcome.folder), seconds), err=True)
     sys.exit(outcome.exit)
 
 
@@ -245,84 +303,57 @@ def _compiled(recipe: str, sets: tuple[str, ...]) -> Plan:
     result = compile_recipe(recipe, sets)
     print_diagnostics(result.diagnostics, result.sources)
     if result.plan is None:
-        sys.exit(EXIT_ERRORS)
+        sys.exit(Exit.USAGE)
     return result.plan
 
 
-def _saved_plan(path: str) -> Plan:
+def _saved_plan(path: str, sets: tuple[str, ...]) -> Plan:
     """A plan saved with `skopt plan -o`; refused (exit 4) when its recipe changed since."""
+    if sets:
+        flags = " ".join(f"--set {shlex.quote(s)}" for s in sets)
+        fail(
+            f"--set cannot change a saved plan: it was compiled already. Make a new one with:"
+            f" skopt plan RECIPE {flags} -o {shlex.quote(path)}",
+            Exit.USAGE,
+        )
     try:
-        plan = Plan.model_validate_json(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise click.UsageError(f"{path} is not a readable plan: {str(exc)[:200]}") from None
+        plan = read_plan(Path(path))
+    except PlanUnreadable as exc:
+        fail(str(exc), Exit.USAGE)
     reasons = stale(plan)
     if reasons:
+        flags = "".join(f" --set {shlex.quote(s)}" for s in plan.sets)
         click.echo(f"the plan {path} is stale: " + "; ".join(reasons), err=True)
-        click.echo(f"make it again with: skopt plan {plan.recipe} -o {path}", err=True)
-        sys.exit(EXIT_STALE)
+        click.echo(
+            f"make it again with: skopt plan {shlex.quote(plan.recipe)}{flags}"
+            f" -o {shlex.quote(path)}",
+            err=True,
+        )
+        sys.exit(Exit.STALE)
     return plan
 
 
-class Progress:
-    """Live progress on standard error: a line per phase change and per finished step."""
-
-    def __init__(self, prefix: str = "", plan: Plan | None = None) -> None:
-        self.prefix = prefix  # a sweep's cells run side by side: "[02] " says whose line it is
-        self.calls = self.hits = 0
-        self.usd = 0.0
-        self.phase = ""
-        self.planned = ""  # " of at most N planned", and the budget, when the plan is known
-        if plan is not None and len(plan.jobs) == 1:
-            most = sum(m.calls.max for m in plan.jobs[0].models)
-            budget = f" · budget ${plan.budget.usd:.2f}" if plan.budget.usd is not None else ""
-            calls = f" · budget {plan.budget.calls} calls" if plan.budget.calls is not None else ""
-            self.planned = f" of at most {most} planned{calls}{budget}"
-
-    def call(self, event: CallEvent) -> None:
-        self.calls += 1
-        self.hits += event.cache_hit
-        self.usd += event.usd or 0.0
-        if event.phase != self.phase:
-            self.phase = event.phase
-            line = (
-                f"  {self.phase:<12} calls {self.calls} (cached {self.hits}){self.planned}"
-                f" · ${self.usd:.4f}"
-            )
-            click.echo(self.prefix + line, err=True)
-
-    def step(self, record: dict[str, Any], total: int) -> None:
-        decision = record["decision"]
-        verdict = (
-            "accepted" if decision.get("accepted") else f"kept the skill ({decision.get('reason')})"
-        )
-        click.echo(
-            f"{self.prefix}step {record['step']}/{total} · epoch {record['epoch']} · {verdict}"
-            f" · score {record['score']:.3f} · best {record['best']:.3f}",
-            err=True,
-        )
-
-
-@main.command()
+@main.command(epilog=codes_help(Exit.OK, Exit.USAGE))
 @click.argument("rundir", type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def report(rundir: str, as_json: bool) -> None:
     """Report a run: scores, decisions, plan vs actual.
 
     Scores on the gate and test splits, each step's gate decision, and plan against actual
-    calls, tokens and USD per phase and role; also saved as RUNDIR/report.md."""
-    from skopt.runtime.report import NotARunFolder
+    calls, tokens and USD per phase and role; also saved as RUNDIR/report.md (on a run
+    folder only: anything else is refused, and nothing is written)."""
+    from skopt.runtime.claim import NotARunFolder
     from skopt.runtime.report import report as read_report
 
     try:
         made = read_report(Path(rundir))
     except NotARunFolder as exc:
-        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
-        sys.exit(EXIT_ERRORS)
+        fail(str(exc), Exit.USAGE)
     text = _write_report(Path(rundir))
     click.echo(made.model_dump_json(indent=2) if as_json else text)
 
 
-@main.command(name="eval")
+@main.command(name="eval", epilog=codes_help(Exit.OK, Exit.FAILED, Exit.USAGE))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option(
     "--skill",
@@ -359,7 +390,7 @@ def eval_(
     Rolls the skill out on a split of the recipe's env (default: test) and prints the mean
     hard and soft scores.
     Calls go through the call layer under the recipe's budget, with no response cache and no
-    run folder: nothing is written. Exit 0 scored, 1 a runtime failure, 2 a recipe error."""
+    run folder: nothing is written."""
     import dataclasses
     import json
 
@@ -373,11 +404,9 @@ def eval_(
     try:
         result = evaluate(plan, skill, split, harness)
     except CannotEvaluate as exc:
-        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
-        sys.exit(EXIT_ERRORS)
+        fail(str(exc), Exit.USAGE)
     except EvalFailed as exc:
-        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
-        sys.exit(1)
+        fail(str(exc), Exit.FAILED)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     if as_json:
@@ -393,29 +422,28 @@ def eval_(
     )
 
 
-@main.command()
+@main.command(epilog=codes_help(Exit.OK, Exit.FAILED, Exit.USAGE))
 @click.argument("directory", default=".", required=False, type=click.Path(file_okay=False))
 def init(directory: str) -> None:
     """Scaffold a starter: recipe, skill and data.
 
-    Writes skill.skopt (both models on the simulator: no API key needed), skills/skill.md and
-    data/items.jsonl into DIRECTORY (default: here). Refuses to overwrite a file."""
+    Writes skill.skopt (both models on the simulator, on a synthetic task it can learn: no API
+    key needed), skills/skill.md and data/items.jsonl (a real task for a real model) into
+    DIRECTORY (default: here). Refuses to overwrite a file."""
     from skopt.ui.scaffold import RECIPE, existing, write_starter
 
     folder = Path(directory)
     clash = existing(folder)
     if clash:
         names = ", ".join(str(p) for p in clash)
-        click.echo(
-            click.style("error: ", fg="red", bold=True) + f"already there: {names}", err=True
+        fail(
+            f"already there: {names}; nothing was written, choose another folder: skopt init DIR",
+            Exit.USAGE,
         )
-        click.echo("nothing was written; choose another folder: skopt init DIR", err=True)
-        sys.exit(EXIT_ERRORS)
     try:
         written = write_starter(folder)
     except OSError as exc:
-        click.echo(click.style("error: ", fg="red", bold=True) + str(exc), err=True)
-        sys.exit(1)
+        fail(str(exc), Exit.FAILED)
     for path in written:
         click.echo(f"created {path}", err=True)
     recipe, run_dir = folder / RECIPE, folder / "runs" / "first"
@@ -423,6 +451,6 @@ def init(directory: str) -> None:
         f"next: skopt plan {recipe}\n"
         f"      skopt run {recipe} --out {run_dir}\n"
         f"      skopt report {run_dir}\n"
-        "both models are the simulator (no API key needed; it scores 0 on these items):"
-        f" switch them to a real model in {recipe} to train for real"
+        "both models are the simulator, on a task it can learn (no API key needed);"
+        f" the comments in {recipe} say how to train a real model on the real task"
     )

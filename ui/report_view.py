@@ -9,10 +9,13 @@ from skopt.runtime.report import Decision, Report, Scores, Usage
 from skopt.ui.plan_view import count_text, usd_text
 
 FLAG = "!"
+RESUME = "skopt run --resume continues it"
 STATUS = {
     "finished": "finished",
-    "unfinished": "stopped before the end: by the budget, or interrupted "
-    "(skopt run --resume continues an interrupted run)",
+    "budget": "stopped by the budget ({ended}); the test was scored",
+    "interrupted": f"interrupted ({RESUME})",
+    "failed": f"failed: {{ended}} ({RESUME})",
+    "unfinished": f"stopped before the end, no reason recorded: killed? ({RESUME})",
     "not started": "not started: no step finished yet",
 }
 
@@ -22,7 +25,7 @@ def render_report(r: Report) -> str:
     skipped = r.steps_done - r.accepted - r.rejected
     lines = [
         head,
-        f"{STATUS[r.status]} · {r.steps_done} of {r.steps_planned} steps · "
+        f"{STATUS[r.status].format(ended=r.ended)} · {r.steps_done} of {r.steps_planned} steps · "
         f"{r.accepted} accepted, {r.rejected} rejected, {skipped} without a candidate",
         "",
         *_scores(r.scores),

@@ -1,9 +1,10 @@
 """The starter that `skopt init` writes: a recipe, a skill and a small data file.
 
-The recipe trains a skill for a small qa task (unit conversions, answered in a house format)
-with both models on the simulator, so that `skopt check`, `plan`, `run` and `report` work at
-once with no API key; comments show how to switch to OpenAI. The simulator answers only its
-own synthetic cases, so on these items its scores stay at 0 — the recipe says so.
+As written, the recipe trains on a synthetic task whose hidden house rules the simulator can
+learn (SPEC §5.6), with both models on the simulator: `skopt check`, `plan`, `run` and `report`
+work at once with no API key, and the first run learns something. Its comments say how to
+switch to a real model and to the real task it ships: unit conversions answered in a house
+format (data/items.jsonl).
 """
 
 from __future__ import annotations
@@ -17,18 +18,18 @@ SKILL = "skills/skill.md"
 
 RECIPE_TEXT = """\
 skopt 1
-# A starter recipe: train skills/skill.md to convert units and answer in a house format.
-# It runs at once, with no model and no API key: both models are the simulator (provider = sim).
-# The simulator knows only its own synthetic cases, so on these items its scores stay at 0;
-# check, plan, run and report all work. Switch both models to a real one to train for real.
+# A starter recipe. As written it runs at once, with no model and no API key: both models are
+# the simulator (provider = sim), and the env is a synthetic task whose hidden house rules the
+# simulator can learn, so the first run already trains a better skill.
 #
-#   skopt check skill.skopt && skopt plan skill.skopt && skopt run skill.skopt --out runs/first
-#   skopt report runs/first
-#   skopt eval skill.skopt --skill runs/first/best_skill.md
+#   skopt plan skill.skopt && skopt run skill.skopt --out runs/first && skopt report runs/first
+#
+# To train for real (needs OPENAI_API_KEY): in both model blocks, use the commented lines
+# instead of `provider = sim`, and in train, set `env = units`: unit conversions answered in
+# a house format (data/items.jsonl). Then `skopt plan skill.skopt` shows the cost first.
 
 model target {
   provider = sim
-  # To train with OpenAI (needs OPENAI_API_KEY), replace the line above with:
   # provider = openai
   # name = "gpt-4o-mini"
   # max_tokens = 512
@@ -38,6 +39,11 @@ model optimizer {
   provider = sim
   # provider = openai
   # name = "gpt-4o-mini"
+}
+
+env rules {
+  kind = synthetic(rules = 6, items = 90, noise = 5%, seed = 1)
+  split { train = 60%, valid = 20%, test = 20%, seed = 42 }
 }
 
 env units {
@@ -52,22 +58,22 @@ env units {
 train {
   target     = target
   optimizer  = optimizer
-  env        = units
+  env        = rules  # units: the real task, with a real model
   skill      = "skills/skill.md"
   epochs     = 2
-  batch_size = 10
-  minibatch  = 5
+  batch_size = 18
+  minibatch  = 6
   lr         = linear(max = 4, min = 2)
-  gate { split = valid, metric = mixed(0.5) }
+  gate { split = valid, metric = hard }
 }
 
 budget { calls = 2k, usd = $2 }
 """
 
 SKILL_TEXT = """\
-# Unit conversions
+# House answers
 
-Convert the quantity in the question to the unit it asks for.
+Answer each question the way this house does.
 """
 
 # The house format: the number (at most two decimals, no thousands separators), a space, and

@@ -87,7 +87,8 @@ def results(folder: Path) -> dict[str, bytes]:
 
 def events(folder: Path) -> list[dict[str, object]]:
     text = (folder / "events.jsonl").read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines()]  # a torn line fails here
+    lines = [json.loads(line) for line in text.splitlines()]  # a torn line fails here
+    return [e for e in lines if e.get("kind") == "call"]
 
 
 def paid(folder: Path) -> int:
@@ -150,7 +151,7 @@ after, seen, journal = int(sys.argv[1]), 0, JsonlSink.emit
 def emit(self, event):
     global seen
     seen += 1
-    if seen > after and event.ok and not event.cache_hit:
+    if seen > after and event.kind == "call" and event.ok and not event.cache_hit:
         os.kill(os.getpid(), signal.SIGKILL)
     journal(self, event)
 

@@ -15,7 +15,7 @@ from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.cache import ResponseCache
 from skopt.runtime.events import CallEvent
 from skopt.runtime.run import Exit, resume, start
-from tests.conftest import RECIPES
+from tests.conftest import RECIPES, call_events
 
 
 def demo() -> Plan:
@@ -32,12 +32,12 @@ def results(folder: Path) -> dict[str, str]:
 
 
 def events(folder: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    return call_events(folder)
 
 
 def test_demo_trains_a_better_skill(tmp_path: Path) -> None:
     outcome = start(demo(), RunFolder(tmp_path / "run"))
-    assert outcome.exit is Exit.DONE, outcome.message
+    assert outcome.exit is Exit.OK, outcome.message
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["simulation"] is True
     assert summary["accepted"] >= 1 and summary["rejected"] >= 1  # the gate has real work
@@ -54,7 +54,7 @@ def test_actual_calls_fall_inside_the_plan(tmp_path: Path, name: str) -> None:
     assert result.plan is not None, result.diagnostics
     for number, job in enumerate(result.plan.jobs):
         cell = result.plan.model_copy(update={"jobs": [job]})
-        assert start(cell, RunFolder(tmp_path / str(number))).exit is Exit.DONE
+        assert start(cell, RunFolder(tmp_path / str(number))).exit is Exit.OK
         actual = Counter((e["phase"], e["role"]) for e in events(tmp_path / str(number)))
         totals = {(t.phase, t.role): t.calls for t in job.totals}
         for key, planned in totals.items():
@@ -86,8 +86,8 @@ def test_interrupted_run_resumes_to_identical_results(tmp_path: Path, after: int
     with pytest.raises(KeyboardInterrupt):
         start(plan, RunFolder(tmp_path / "cut"), cut)
     paid_before = sum(1 for e in events(tmp_path / "cut") if not e["cache_hit"] and e["ok"])
-    outcome = resume(RunFolder(tmp_path / "cut"))
-    assert outcome.exit is Exit.DONE
+    outcome = resume(tmp_path / "cut")
+    assert outcome.exit is Exit.OK
     assert results(tmp_path / "cut") == results(tmp_path / "whole")
     paid = sum(1 for e in events(tmp_path / "cut") if not e["cache_hit"] and e["ok"])
     whole = sum(1 for e in events(tmp_path / "whole") if not e["cache_hit"] and e["ok"])
@@ -120,7 +120,7 @@ def test_an_env_prompt_replaces_the_rollout_message(tmp_path: Path) -> None:
     )
     result = compile_recipe(str(recipe))
     assert result.plan is not None, result.diagnostics
-    assert start(result.plan, RunFolder(tmp_path / "run")).exit is Exit.DONE
+    assert start(result.plan, RunFolder(tmp_path / "run")).exit is Exit.OK
     asked = ResponseCache(tmp_path / "run" / "cache.sqlite").requests()
     rollouts = [r for r in asked if "<task>" not in r]
     assert rollouts and all("HOUSE DESK: Case" in r for r in rollouts)

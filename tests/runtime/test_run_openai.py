@@ -25,6 +25,7 @@ from click.testing import CliRunner
 
 from skopt.runtime.backends.sim import read_prompt
 from skopt.ui.cli import main
+from tests.conftest import call_events
 from tests.runtime.conftest import KEY, KEY_ENV
 from tests.runtime.server import Reply, ScriptedServer, Seen, openai_completion
 
@@ -191,8 +192,7 @@ class Ran:
         return json.loads((self.folder / name).read_text())
 
     def events(self) -> list[dict[str, Any]]:
-        lines = (self.folder / "events.jsonl").read_text().splitlines()
-        return [json.loads(line) for line in lines]
+        return call_events(self.folder)
 
     def skills(self) -> dict[str, str]:
         files = [*sorted((self.folder / "skills").glob("*.md")), self.folder / "best_skill.md"]

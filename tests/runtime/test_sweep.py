@@ -52,7 +52,7 @@ def test_every_cell_runs_and_the_table_compares_them(
     swept: tuple[Plan, Path, Outcome],
 ) -> None:
     plan, root, outcome = swept
-    assert outcome.exit is Exit.DONE, outcome.message
+    assert outcome.exit is Exit.OK, outcome.message
     assert is_sweep(root)
     rows = table(root)
     assert [r["cell"] for r in rows] == CELLS
@@ -87,7 +87,7 @@ def test_each_cell_is_an_ordinary_run_folder(swept: tuple[Plan, Path, Outcome]) 
         assert [j.name for j in saved.jobs] == [job.name]
         assert report(folder).status == "finished"
         before = (folder / "events.jsonl").read_bytes()
-        assert resume(RunFolder(folder)).exit is Exit.DONE  # finished: nothing left to do
+        assert resume(folder).exit is Exit.OK  # finished: nothing left to do
         assert (folder / "events.jsonl").read_bytes() == before
 
 
@@ -97,7 +97,7 @@ def test_cells_equal_running_each_cell_alone(
     plan, root, _ = swept
     for cell, job in zip(CELLS, plan.jobs, strict=True):
         alone = tmp_path / cell
-        assert start(cell_plan(plan, job), RunFolder(alone)).exit is Exit.DONE
+        assert start(cell_plan(plan, job), RunFolder(alone)).exit is Exit.OK
         assert (alone / "best_skill.md").read_bytes() == (
             root / "cells" / cell / "best_skill.md"
         ).read_bytes()
@@ -114,9 +114,9 @@ def test_the_sweep_exits_with_its_worst_cell(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("exits", "worst"),
     [
-        ([Exit.DONE] * 4, Exit.DONE),
-        ([Exit.DONE, Exit.BUDGET, Exit.DONE, Exit.DONE], Exit.BUDGET),
-        ([Exit.BUDGET, Exit.FAILED, Exit.DONE, Exit.BUDGET], Exit.FAILED),
+        ([Exit.OK] * 4, Exit.OK),
+        ([Exit.OK, Exit.BUDGET, Exit.OK, Exit.OK], Exit.BUDGET),
+        ([Exit.BUDGET, Exit.FAILED, Exit.OK, Exit.BUDGET], Exit.FAILED),
     ],
 )
 def test_exit_aggregation(
@@ -125,7 +125,9 @@ def test_exit_aggregation(
     plan = sweep_plan()
     by_name = {job.name: exit for job, exit in zip(plan.jobs, exits, strict=True)}
 
-    async def fake(plan: Plan, folder: RunFolder, show: Display | None = None) -> Outcome:
+    async def fake(
+        plan: Plan, folder: RunFolder, show: Display | None = None, no_cache: bool = False
+    ) -> Outcome:
         exit = by_name[plan.jobs[0].name]
         if exit is Exit.FAILED:  # a failing cell does not stop the others
             raise CallFailed("the provider said no", retryable=False)
@@ -149,7 +151,7 @@ def test_an_interrupted_sweep_resumes_every_unfinished_cell(
     plan, whole, _ = swept
     root = tmp_path / "cut"
 
-    def stop_in_cell_03(label: str) -> Display | None:
+    def stop_in_cell_03(label: str, plan: Plan) -> Display | None:
         return StopAfter(300) if label == "03" else None
 
     with pytest.raises(KeyboardInterrupt):
@@ -157,7 +159,7 @@ def test_an_interrupted_sweep_resumes_every_unfinished_cell(
     statuses = [r["status"] for r in table(root)]
     assert statuses[2] != "done" and statuses.count("done") >= 1  # 03 waited for a free slot
     outcome = resume_sweep(root, parallel=2)
-    assert outcome.exit is Exit.DONE, outcome.message
+    assert outcome.exit is Exit.OK, outcome.message
     for cell in CELLS:
         assert results(root / "cells" / cell) == results(whole / "cells" / cell)
         assert paid(root / "cells" / cell) == paid(whole / "cells" / cell)  # none paid twice

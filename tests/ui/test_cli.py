@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import RECIPES
+from tests.conftest import RECIPES, call_events
 from tests.ui.invoke import run
 
 
@@ -113,8 +113,7 @@ def test_no_cache_asks_every_call_anew(tmp_path: Path) -> None:
     assert run("run", recipe, "--out", str(tmp_path / "b"), "--quiet", "--no-cache")[0] == 0
 
     def hits(folder: Path) -> int:
-        lines = (folder / "events.jsonl").read_text().splitlines()
-        return sum(json.loads(line)["cache_hit"] for line in lines)
+        return sum(e["cache_hit"] for e in call_events(folder))
 
     assert hits(tmp_path / "a") > 0 and hits(tmp_path / "b") == 0
     same = [(tmp_path / d / "best_skill.md").read_text() for d in "ab"]

@@ -1,5 +1,6 @@
-"""`skopt init`: a starter that checks clean, is already formatted, runs with no key, and
-switches to OpenAI by uncommenting its lines; existing files are never overwritten."""
+"""`skopt init`: a starter that checks clean, is already formatted, runs with no key and learns
+on its first run, and switches to OpenAI on its real task as its comments say; existing files
+are never overwritten."""
 
 from __future__ import annotations
 
@@ -32,14 +33,16 @@ def test_the_starter_checks_clean_and_is_formatted(starter: Path) -> None:
     assert code == 0 and "simulation" in text and "fits" in text
 
 
-def test_the_starter_runs_with_no_key(starter: Path, tmp_path: Path) -> None:
+def test_the_starter_runs_with_no_key_and_learns(starter: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     code, _, err = run("run", str(starter / "skill.skopt"), "--out", str(out), "--quiet")
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["simulation"] is True and summary["steps"] == 4
+    assert summary["simulation"] is True and summary["steps"] == 6
+    assert summary["accepted"] >= 1
+    assert summary["test"]["best"] >= summary["test"]["initial"] + 0.3
     code, text, _ = run("report", str(out))
-    assert code == 0 and "finished · 4 of 4 steps" in text
+    assert code == 0 and "finished · 6 of 6 steps" in text
 
 
 def test_the_data_is_a_small_qa_set_in_a_house_format(starter: Path) -> None:
@@ -51,15 +54,17 @@ def test_the_data_is_a_small_qa_set_in_a_house_format(starter: Path) -> None:
         assert float(number) >= 0 and "," not in number and unit.strip()
 
 
-def test_the_commented_lines_switch_to_openai(starter: Path) -> None:
+def test_the_commented_lines_switch_to_openai_on_the_real_task(starter: Path) -> None:
     recipe = starter / "skill.skopt"
     lines = recipe.read_text().splitlines()
     switched = []
     for line in lines:
         if line.strip() == "provider = sim":
-            continue  # "replace the line above with" the commented ones
+            continue  # "use the commented lines instead of `provider = sim`"
         if line.startswith("  # ") and "=" in line:  # a commented setting inside a block
             line = line.replace("# ", "", 1)
+        if line.strip().startswith("env ") and "= rules" in line:
+            line = "  env = units"  # "in train, set `env = units`"
         switched.append(line)
     recipe.write_text("\n".join(switched) + "\n")
     code, _, err = run("check", str(recipe))
@@ -67,6 +72,7 @@ def test_the_commented_lines_switch_to_openai(starter: Path) -> None:
     assert "warning: OPENAI_API_KEY is not set" in err  # the key is needed only to run
     code, text, _ = run("plan", str(recipe))
     assert code == 0 and "gpt-4o-mini" in text and "simulation" not in text
+    assert "env units" in text
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path) -> None:

@@ -12,12 +12,15 @@ from typing import Any
 import pytest
 
 from skopt.compiler.compile import compile_recipe
-from tests.conftest import RECIPES
+from skopt.compiler.plan import Plan
+from skopt.compiler.saved import plan_text
+from skopt.runtime.claim import claim
+from tests.conftest import RECIPES, call_events
 from tests.ui.invoke import DEMO, run
 
 
 def events(folder: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    return call_events(folder)
 
 
 def as_json(folder: Path) -> dict[str, Any]:
@@ -128,33 +131,54 @@ def test_a_run_stopped_by_the_budget(tmp_path: Path) -> None:
     assert code == 3
     report = as_json(out)
     state = json.loads((out / "state.json").read_text())
-    assert report["status"] == "unfinished"
+    assert report["status"] == "budget"
+    assert report["ended"].startswith("the calls budget cannot pay for step ")
     assert report["steps_done"] == len(state["history"]) < report["steps_planned"]
     assert report["scores"]["best"] == state["best_score"]
-    assert report["scores"]["test_best"] is None and report["scores"]["gap"] is None
+    assert report["scores"]["test_best"] is not None and report["scores"]["gap"] is not None
     for line in report["usage"]:
         assert "calls" not in line["outside"]  # below a minimum is no flag while unfinished
     _, text, _ = run("report", str(out))
-    assert "stopped before the end" in text and "not scored" in text
+    assert "stopped by the budget (the calls budget cannot pay for step" in text
+    assert "the test was scored" in text and "not scored" not in text
     assert "unfinished: only above the maximum is flagged" in text
+
+
+def test_an_interrupted_run_is_told_from_a_budget_stop(finished: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(finished, copy)
+    (copy / "summary.json").unlink()
+    with (copy / "events.jsonl").open("a") as f:
+        f.write(json.dumps({"kind": "run", "status": "finished", "outcome": "interrupted"}) + "\n")
+    report = as_json(copy)
+    assert report["status"] == "interrupted" and report["ended"] == ""
+    _, text, _ = run("report", str(copy))
+    assert "interrupted (skopt run --resume continues it)" in text
+
+
+def new_run_folder(folder: Path, plan: Plan) -> Path:
+    """A run folder as `skopt run` leaves it before its first step: marker and plan."""
+    claim(folder, "run")
+    (folder / "plan.json").write_text(plan_text(plan, folder / "plan.json"))
+    return folder
 
 
 def test_a_run_stopped_before_its_first_step(tmp_path: Path) -> None:
     result = compile_recipe(DEMO)
     assert result.plan is not None
-    (tmp_path / "plan.json").write_text(result.plan.model_dump_json())
-    report = as_json(tmp_path)
+    folder = new_run_folder(tmp_path / "run", result.plan)
+    report = as_json(folder)
     assert report["status"] == "not started" and report["decisions"] == []
     assert report["scores"]["initial"] is None
     assert all(u["calls"] == 0 for u in report["usage"])
-    _, text, _ = run("report", str(tmp_path))
+    _, text, _ = run("report", str(folder))
     assert "not started" in text and "initial — · best —" in text
 
 
 def test_a_priced_run_shows_dollars_against_the_plan(tmp_path: Path) -> None:
     result = compile_recipe(str(RECIPES / "openai.skopt"))
     assert result.plan is not None
-    (tmp_path / "plan.json").write_text(result.plan.model_dump_json())
+    folder = new_run_folder(tmp_path / "run", result.plan)
     call = {"cache_hit": False, "error": "", "kind": "call", "latency_s": 0.1, "retries": 0}
     lines = [
         call
@@ -164,30 +188,43 @@ def test_a_priced_run_shows_dollars_against_the_plan(tmp_path: Path) -> None:
         | {"phase": "baseline", "role": "target", "model": "gpt-mini", "ok": False}
         | {"input_tokens": 0, "output_tokens": 0, "usd": 0.0, "error": "HTTP 500"},
     ]
-    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
-    report = as_json(tmp_path)
+    (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    report = as_json(folder)
     baseline = next(u for u in report["usage"] if u["phase"] == "baseline")
     assert (baseline["calls"], baseline["failed"], baseline["usd"]) == (2, 1, 0.25)
     assert baseline["plan_usd"]["max"] < 0.25 and "usd" in baseline["outside"]
-    _, text, _ = run("report", str(tmp_path))
+    _, text, _ = run("report", str(folder))
     assert "plan min / expected / max" in text and "$0.2500!" in text
 
 
-@pytest.mark.parametrize("make", ["missing", "empty", "broken plan", "broken summary"])
+KINDS = ["missing", "a file", "empty", "only a saved plan", "broken plan", "broken summary"]
+
+
+@pytest.mark.parametrize("make", KINDS)
 def test_a_folder_that_is_not_a_run(copy: Path, tmp_path: Path, make: str) -> None:
     folder = {"missing": tmp_path / "nowhere", "empty": tmp_path / "empty"}.get(make, copy)
-    if make == "empty":
+    if make == "a file":
+        folder = tmp_path / "notes.txt"
+        folder.write_text("mine\n")
+    if make in ("empty", "only a saved plan"):
+        folder = tmp_path / "empty"
         folder.mkdir()
+    if make == "only a saved plan":
+        assert run("plan", DEMO, "-o", str(folder / "plan.json"))[0] == 0
     if make == "broken plan":
         (folder / "plan.json").write_text("{}")
     if make == "broken summary":
         (folder / "summary.json").write_text("[1, 2")
+    before = sorted(folder.rglob("*")) if folder.is_dir() else []
     code, out, err = run("report", str(folder))
     assert code == 2 and out == ""
     expected = {
-        "missing": "is not a run folder (no plan.json in it)",
-        "empty": "is not a run folder (no plan.json in it)",
+        "missing": "nowhere is not there: not a run folder",
+        "a file": "notes.txt' is a file",
+        "empty": "is not a run folder (skopt run marks its folders)",
+        "only a saved plan": "it holds a plan: run it with skopt run",
         "broken plan": "is not a plan skopt can read",
         "broken summary": "summary.json cannot be read",
     }[make]
     assert expected in err and "Traceback" not in err
+    assert (sorted(folder.rglob("*")) if folder.is_dir() else []) == before  # nothing written
