@@ -1,9 +1,12 @@
 """Tokens and dollars of the plan's calls.
 
-Target calls are counted item by item with the model's tokenizer at the initial skill (exact
-for OpenAI models, else estimated). Optimizer calls carry model outputs, so their inputs are
-always estimates. Output tokens: at least 1 a call, at most `max_tokens`, and an expected
-value per phase. Dollars: min / expected / max per model, or unknown without a price.
+Target calls are counted item by item with the model's tokenizer (exact for OpenAI models, else
+estimated): the expected value at the initial skill, the range over every size the skill may
+have while the phase runs (`compiler/skill_size.py`: from nothing, once it may have changed, up
+to the bound the runtime enforces). Optimizer prompts carry the skill too, with the same growth,
+and model outputs, so their inputs are always estimates. Output tokens: at least 1 a call, at
+most `max_tokens`, and an expected value per phase. Dollars: min / expected / max per model, or
+unknown without a price.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from skopt.compiler.plan import (
     Tokens,
     Usd,
 )
+from skopt.compiler.skill_size import INITIAL, SkillSize
 from skopt.compiler.tokens import PER_MESSAGE, PER_REPLY, Counter, chat_tokens, counter_for
 from skopt.prompts import rollout_user
 
@@ -62,6 +66,7 @@ class TokenModel:
         self.target_counter = counter_for(self.target.provider, self.target.model)
         self.optimizer_counter = counter_for(self.optimizer.provider, self.optimizer.model)
         self.skill_tokens = self.optimizer_counter.count(self.skill)
+        self.target_skill_tokens = self.target_counter.count(self.skill)
 
     def item_tokens(self, item: Item) -> int:
         """Input tokens of one rollout of `item` with the initial skill."""
@@ -80,33 +85,47 @@ class TokenModel:
         mean = sum(self.target_counter.count(" | ".join(i.answers)) for i in items) / len(items)
         return min(self.target.max_tokens, round(mean) + ANSWER_ALLOWANCE)
 
-    def target_calls(self, calls: Span3, items: Sequence[Item], answer: int) -> RoleCalls:
-        """Calls that roll `items` out (repeated as the count says) with the target."""
+    def target_calls(
+        self, calls: Span3, items: Sequence[Item], answer: int, skill: SkillSize = INITIAL
+    ) -> RoleCalls:
+        """Calls that roll `items` out (repeated as the count says) with the target, carrying
+        a skill of the size `skill` says."""
         per_call = sum(self.item_tokens(i) for i in items) / len(items) if items else 0
+        # A call's input is its skill's tokens plus the rest (user message, chat overhead): the
+        # two are counted apart, as the messages are.
+        rest = per_call - self.target_skill_tokens if items else 0
+        initial = self.target_skill_tokens
+        low, high = rest + skill.low(initial), rest + skill.high(initial)
         cap = self.target.max_tokens
         return RoleCalls(
             role="target",
             model=self.target.name,
             calls=count(calls.min, calls.expected, calls.max),
-            input_tokens=count(
-                per_call * calls.min, per_call * calls.expected, per_call * calls.max
-            ),
+            input_tokens=count(low * calls.min, per_call * calls.expected, high * calls.max),
             output_tokens=count(calls.min, calls.expected * min(answer, cap), calls.max * cap),
             input_exact=self.target_counter.exact,
         )
 
     def optimizer_calls(
-        self, phase: PhaseName, calls: Span3, evidence: tuple[float, float]
+        self,
+        phase: PhaseName,
+        calls: Span3,
+        evidence: tuple[float, float],
+        skill: SkillSize = INITIAL,
     ) -> RoleCalls:
-        """Optimizer calls: instructions + skill + `evidence` tokens (expected, max) a call."""
+        """Optimizer calls: instructions + skill + `evidence` tokens (expected, max) a call; the
+        skill's growth, bounded in the target's tokens, is taken as the optimizer's (estimates)."""
         cap = self.optimizer.max_tokens
-        base = OPTIMIZER_INSTRUCTIONS + self.skill_tokens + 2 * PER_MESSAGE + PER_REPLY
-        expected_in, max_in = base + evidence[0], base + evidence[1]
+        base = OPTIMIZER_INSTRUCTIONS + 2 * PER_MESSAGE + PER_REPLY
+        initial = self.skill_tokens
+        low = calls.min * (base + skill.low(initial))
+        expected = calls.expected * (base + initial + evidence[0])
+        high = calls.max * (base + skill.high(initial) + evidence[1])
         return RoleCalls(
             role="optimizer",
             model=self.optimizer.name,
             calls=count(calls.min, calls.expected, calls.max),
-            input_tokens=count(calls.min * base, calls.expected * expected_in, calls.max * max_in),
+            input_tokens=count(low, expected, high),
             output_tokens=count(
                 calls.min, calls.expected * self.expected_output(phase), calls.max * cap
             ),
@@ -149,6 +168,18 @@ def add(a: Count, b: Count) -> Count:
 
 
 ZERO = Count(min=0, expected=0, max=0)
+
+
+def combined(a: RoleCalls, b: RoleCalls) -> RoleCalls:
+    """Two parts of a phase's calls by one role and model (say, with different skills), as one."""
+    return RoleCalls(
+        role=a.role,
+        model=a.model,
+        calls=add(a.calls, b.calls),
+        input_tokens=add(a.input_tokens, b.input_tokens),
+        output_tokens=add(a.output_tokens, b.output_tokens),
+        input_exact=a.input_exact and b.input_exact,
+    )
 
 
 def phase_totals(phases: Sequence[tuple[PhaseName, RoleCalls]]) -> list[PhaseTotal]:

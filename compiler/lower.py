@@ -16,7 +16,7 @@ from pathlib import Path
 from skopt.compiler import phases as P
 from skopt.compiler import synthetic
 from skopt.compiler.check import Resolved
-from skopt.compiler.cost import TokenModel, model_costs, phase_totals
+from skopt.compiler.cost import TokenModel, combined, model_costs, phase_totals
 from skopt.compiler.dataset import (
     DataError,
     Fields,
@@ -50,6 +50,7 @@ from skopt.compiler.plan import (
 )
 from skopt.compiler.schedule import learning_rates
 from skopt.compiler.settings import show
+from skopt.compiler.skill_size import INITIAL, Growth, SkillSize
 from skopt.compiler.types import Checked, Func
 from skopt.grammar.source import Diagnostic, error, warning
 
@@ -257,7 +258,8 @@ def _phases(
 
 
 class _PhaseWriter:
-    """Builds each typed phase with its calls per role: counts from `phases`, tokens from `cost`."""
+    """Builds each typed phase with its calls per role: counts from `phases`, tokens from `cost`,
+    the skill's size (what every call carries) from `skill_size`, step by step."""
 
     def __init__(
         self, train: TrainSettings, splits: Splits, gate_items: list[Item], tokens: TokenModel
@@ -265,9 +267,22 @@ class _PhaseWriter:
         self.train, self.splits, self.gate_items, self.tokens = train, splits, gate_items, tokens
         self.gate_calls = len(gate_items) * train.gate.repeats
         self.answer = tokens.expected_answer(splits.train or gate_items)
+        self.growth = Growth(
+            initial=tokens.target_skill_tokens,
+            reply=tokens.optimizer.max_tokens,
+            mode=train.mode,
+            slow_update=train.slow_update is not None,
+        )
+        self.skill = INITIAL  # the size of the current skill, as of the phase being written
 
-    def _target(self, calls: P.Span3, items: list[Item]) -> RoleCalls:
-        return self.tokens.target_calls(calls, items, self.answer)
+    def _target(
+        self, calls: P.Span3, items: list[Item], skill: SkillSize | None = None
+    ) -> RoleCalls:
+        size = self.skill if skill is None else skill
+        return self.tokens.target_calls(calls, items, self.answer, size)
+
+    def _most(self, skill: SkillSize) -> int:
+        return skill.high(self.tokens.target_skill_tokens)
 
     def baseline(self) -> Phase:
         gate = self.train.gate
@@ -296,9 +311,14 @@ class _PhaseWriter:
         evidence = self.tokens.step_evidence(
             batch, self.answer, min(t.minibatch, shape.trajectories), t.merge_batch
         )
+        current, candidate = self.skill, self.growth.after_step(self.skill, lr)
+        self.skill = candidate
 
         def optimizer(phase: PhaseName) -> list[RoleCalls]:
-            return [self.tokens.optimizer_calls(phase, calls[phase, "optimizer"], evidence[phase])]
+            rc = self.tokens.optimizer_calls(
+                phase, calls[phase, "optimizer"], evidence[phase], current
+            )
+            return [rc]
 
         at = {"epoch": epoch, "step": step}
         return [
@@ -306,7 +326,7 @@ class _PhaseWriter:
                 **at,
                 items=len(batch),
                 rollouts=t.rollouts,
-                calls=[self._target(calls["rollout", "target"], batch)],
+                calls=[self._target(calls["rollout", "target"], batch, current)],
             ),
             Reflect(
                 **at,
@@ -317,13 +337,18 @@ class _PhaseWriter:
             ),
             Aggregate(**at, merge_batch=t.merge_batch, calls=optimizer("aggregate")),
             Select(**at, lr=lr, calls=optimizer("select")),
-            Update(**at, mode=t.mode, calls=optimizer("update")),
+            Update(
+                **at,
+                mode=t.mode,
+                max_skill_tokens=self._most(candidate),
+                calls=optimizer("update"),
+            ),
             Gate(
                 **at,
                 split=t.gate.split,
                 items=len(self.gate_items),
                 repeats=t.gate.repeats,
-                calls=[self._target(calls["gate", "target"], self.gate_items)],
+                calls=[self._target(calls["gate", "target"], self.gate_items, candidate)],
             ),
         ]
 
@@ -336,15 +361,21 @@ class _PhaseWriter:
             calls = P.slow_update_calls(len(samples), self.gate_calls, slow.gate)
             scored = samples + samples + (self.gate_items if slow.gate else [])
             evidence = self.tokens.slow_update_evidence(samples, self.answer)
+            current, guided = self.skill, self.growth.after_slow_update(self.skill)
+            self.skill = guided
             out.append(
                 SlowUpdate(
                     epoch=epoch,
                     step=step,
                     samples=len(samples),
                     gated=slow.gate,
+                    max_skill_tokens=self._most(guided),
                     calls=[
-                        self._target(calls["target"], scored),
-                        self.tokens.optimizer_calls("slow_update", calls["optimizer"], evidence),
+                        # both epochs' skills, and with a gate the guided one: at most `guided`
+                        self._target(calls["target"], scored, guided),
+                        self.tokens.optimizer_calls(
+                            "slow_update", calls["optimizer"], evidence, current
+                        ),
                     ],
                 )
             )
@@ -355,10 +386,14 @@ class _PhaseWriter:
         return out
 
     def final_test(self, epoch: int, step: int) -> Phase:
+        """The initial skill's pass, then the best skill's (any skill the run may have made)."""
         test = self.splits.test
+        calls = P.final_test_calls(len(test))
+        initial = self._target(P.Span3(calls.min, calls.min, calls.min), test, INITIAL)
+        best = P.Span3(0, calls.expected - calls.min, calls.max - calls.min)
         return FinalTest(
             epoch=epoch,
             step=step,
             items=len(test),
-            calls=[self._target(P.final_test_calls(len(test)), test)],
+            calls=[combined(initial, self._target(best, test))],
         )

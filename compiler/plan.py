@@ -150,7 +150,7 @@ class RoleCalls(Frozen):
     calls: Count
     input_tokens: Count
     output_tokens: Count
-    input_exact: bool  # counted with the model's own tokenizer (at the initial skill)
+    input_exact: bool  # counted with the model's own tokenizer
 
 
 # -- phases ---------------------------------------------------------------------------------
@@ -196,6 +196,9 @@ class Select(_Phase):
 class Update(_Phase):
     phase: Literal["update"] = "update"
     mode: Literal["patch", "rewrite", "full_rewrite"]
+    # The most target tokens the candidate skill may count: the runtime refuses an edit or a
+    # rewrite that would exceed it, so the plan's maxima hold (compiler/skill_size.py).
+    max_skill_tokens: int
 
 
 class Gate(_Phase):
@@ -209,6 +212,7 @@ class SlowUpdate(_Phase):
     phase: Literal["slow_update"] = "slow_update"
     samples: int
     gated: bool
+    max_skill_tokens: int  # as for Update: guidance that would exceed it is refused
 
 
 class MetaSkill(_Phase):

@@ -21,7 +21,9 @@ Rules, in the order each edit is checked:
   is skipped. `delete` removes the span, and its line when nothing else is left on it.
 - Edits apply in order, each to the result of the previous ones; every edit gets an `Outcome`.
   After each edit the protected regions and markers are checked to be exactly what they were
-  before it; if not, the edit is undone and skipped.
+  before it; if not, the edit is undone and skipped. So is an edit after which the skill counts
+  more tokens than the `SizeLimit` given (the plan's bound for the step, which its maxima of
+  target input tokens are counted with: compiler/skill_size.py).
 
 Protected regions are delimited by HTML comments, `<!-- skopt:NAME -->` … `<!-- /skopt:NAME -->`:
 `slow-update` holds the epoch-boundary guidance (written by `replace_region`, SPEC §5.1) and
@@ -88,6 +90,22 @@ class Applied:
     @property
     def applied(self) -> tuple[Edit, ...]:
         return tuple(o.edit for o in self.outcomes if o.status == "applied")
+
+
+@dataclass(frozen=True, slots=True)
+class SizeLimit:
+    """The most tokens a skill may count, and the counter (the target model's, as the plan
+    counts with) that measures it."""
+
+    tokens: int
+    count: Callable[[str], int]
+
+    def refusal(self, skill: str) -> str:
+        """Why `skill` is too large; "" when it fits."""
+        size = self.count(skill)
+        if size <= self.tokens:
+            return ""
+        return f"would make the skill {size} tokens, over the plan's bound of {self.tokens}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,18 +192,23 @@ def apply_edits(
     *,
     protected: Iterable[str] = PROTECTED,
     gold_answers: Iterable[str] = (),
+    limit: SizeLimit | None = None,
 ) -> Applied:
     """Apply `edits` in order to `skill` under the rules of this module's docstring."""
     names, answers = tuple(protected), _checked(gold_answers)
     outcomes: list[Outcome] = []
     for edit in edits:
-        skill, outcome = _apply_one(skill, edit, names, answers)
+        skill, outcome = _apply_one(skill, edit, names, answers, limit)
         outcomes.append(outcome)
     return Applied(skill, tuple(outcomes))
 
 
 def _apply_one(
-    skill: str, edit: Edit, names: tuple[str, ...], answers: tuple[str, ...]
+    skill: str,
+    edit: Edit,
+    names: tuple[str, ...],
+    answers: tuple[str, ...],
+    limit: SizeLimit | None,
 ) -> tuple[str, Outcome]:
     refusal = _refusal(skill, edit, answers)
     if refusal:
@@ -197,6 +220,9 @@ def _apply_one(
     # A last line of defence: whatever the op did, the protected text must be what it was.
     if _texts(changed, _guarded(changed, names)) != _texts(skill, guarded):
         return skill, Outcome(edit, "skipped", "would change a protected region")
+    too_large = limit.refusal(changed) if limit else ""
+    if too_large:
+        return skill, Outcome(edit, "skipped", too_large)
     return changed, Outcome(edit, "applied", reason)
 
 

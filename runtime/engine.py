@@ -32,9 +32,18 @@ from skopt.compiler.plan import (
     SlowUpdate,
     Update,
 )
+from skopt.compiler.skill_size import AUTONOMOUS_EDITS
+from skopt.compiler.tokens import counter_for
 from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
-from skopt.runtime.edits import SLOW_UPDATE, Edit, apply_edits, find_regions, replace_region
+from skopt.runtime.edits import (
+    SLOW_UPDATE,
+    Edit,
+    SizeLimit,
+    apply_edits,
+    find_regions,
+    replace_region,
+)
 from skopt.runtime.errors import BudgetExhausted
 from skopt.runtime.ledger import Amount, Hold
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, edit_json
@@ -105,6 +114,8 @@ class Engine:
         self.unit: tuple[int, Hold, float] | None = None  # the unit under way: step, hold, start
         self.final_hold: Hold | None = None
         self.last_step_s = 0.0
+        target = self.models[self.train.target]
+        self.skill_tokens = counter_for(target.provider, target.model)  # as the plan counts
 
     async def run(self) -> State:
         """Visit the phases from where the state stands. A step that the rest of the budget
@@ -263,7 +274,7 @@ class Engine:
 
     def _max_edits(self) -> int:
         rates = [r for r in self.job.schedule.lr if r is not None]
-        return max(rates) if rates else 8
+        return max(rates) if rates else AUTONOMOUS_EDITS
 
     async def visit_aggregate(self, phase: Aggregate) -> None:
         step = self._step()
@@ -338,18 +349,22 @@ class Engine:
     async def visit_update(self, phase: Update) -> None:
         step = self._step()
         skill = self.state.current_skill
+        limit = SizeLimit(phase.max_skill_tokens, self.skill_tokens.count)
         if phase.mode == "full_rewrite":
             step.candidate = _keep_regions(skill, step.merged_skill) if step.merged_skill else None
         elif phase.mode == "rewrite" and step.selected:
             text = await self.optimizer.rewrite(skill, step.selected)
             step.candidate = _keep_regions(skill, text) if text else None
         elif step.selected:
-            applied = apply_edits(skill, step.selected, gold_answers=self.leaks)
+            applied = apply_edits(skill, step.selected, gold_answers=self.leaks, limit=limit)
             step.candidate = applied.skill
             step.record["outcomes"] = [
                 {"edit": edit_json(o.edit), "status": o.status, "reason": o.reason}
                 for o in applied.outcomes
             ]
+        if step.candidate is not None and (refused := limit.refusal(step.candidate)):
+            step.record["refused"] = refused  # a rewrite past the plan's bound: no candidate
+            step.candidate = None
         if step.candidate == skill:
             step.candidate = None
 
@@ -422,8 +437,11 @@ class Engine:
             for b, a in zip(before, after, strict=True)
         ]
         guidance = await self.optimizer.slow_update(s.current_skill, pairs)
-        if guidance:
-            candidate = replace_region(s.current_skill, SLOW_UPDATE, guidance)
+        candidate = replace_region(s.current_skill, SLOW_UPDATE, guidance) if guidance else None
+        limit = SizeLimit(phase.max_skill_tokens, self.skill_tokens.count)
+        if candidate is not None and (refused := limit.refusal(candidate)):
+            self.folder.write_step(phase.step, "slow_update_refused.json", {"reason": refused})
+        elif candidate is not None:
             if not phase.gated:
                 s.current_skill = candidate  # force-applied; scores move with the next gate
             else:

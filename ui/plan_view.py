@@ -12,6 +12,8 @@ from skopt.compiler.plan import (
     Job,
     ModelSettings,
     Plan,
+    SlowUpdate,
+    Update,
     Usd,
     Verdict,
 )
@@ -181,9 +183,16 @@ def _cost_table(job: Job) -> list[str]:
     notes = [
         "  tokenizer: "
         + ", ".join(sorted({f"{m.model} {m.tokens.tokenizer}" for m in job.models}))
-        + ";"
-        " ~ marks estimates; target inputs are counted at the initial skill"
+        + "; ~ marks estimates"
     ]
+    bounds = [p.max_skill_tokens for p in job.phases if isinstance(p, Update | SlowUpdate)]
+    if bounds:
+        notes += [
+            f"  skill grows to at most {max(bounds):_} target tokens, enforced while running"
+            " (each edit, rewrite or",
+            "  guidance is one optimizer reply at most); target input ranges run from an empty"
+            " skill to it",
+        ]
     return _table(rows) + notes
 
 

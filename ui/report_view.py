@@ -98,8 +98,8 @@ def _usage(r: Report) -> list[str]:
         *_dollars(r.usage),
         *_outside(r.usage),
         "  cached: calls answered from the response cache, free (in a resumed run, the calls of",
-        "  the interrupted step are asked again and answered from it); target input tokens are",
-        "  planned at the initial skill, so a skill that grows takes more",
+        "  the interrupted step are asked again and answered from it); expected input tokens",
+        "  assume the initial skill, ranges cover every size of skill the run allows",
     ]
     return lines
 
