@@ -16,8 +16,9 @@ from skopt.compiler.plan import Job, Plan, SlowUpdate, Update
 from skopt.compiler.tokens import counter_for
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.edits import SLOW_UPDATE, Edit, SizeLimit, apply_edits, open_marker
-from skopt.runtime.run import Exit, start
-from tests.conftest import RECIPES
+from skopt.runtime.exits import Exit
+from skopt.runtime.run import start
+from tests.conftest import RECIPES, call_events
 
 COUNT = counter_for("sim", None).count  # what the plan and the runtime count sim skills with
 
@@ -29,14 +30,13 @@ def compiled(name: str, *sets: str) -> Plan:
 
 
 def run(plan: Plan, folder: Path) -> Path:
-    assert start(plan, RunFolder(folder)).exit is Exit.DONE
+    assert start(plan, RunFolder(folder)).exit is Exit.OK
     return folder
 
 
 def input_tokens(folder: Path) -> Counter[tuple[str, str]]:
-    lines = (folder / "events.jsonl").read_text().splitlines()
     found: Counter[tuple[str, str]] = Counter()
-    for event in map(json.loads, lines):
+    for event in call_events(folder):
         found[event["phase"], event["role"]] += event["input_tokens"]
     return found
 
