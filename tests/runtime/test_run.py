@@ -124,3 +124,16 @@ def test_an_env_prompt_replaces_the_rollout_message(tmp_path: Path) -> None:
     asked = ResponseCache(tmp_path / "run" / "cache.sqlite").requests()
     rollouts = [r for r in asked if "<task>" not in r]
     assert rollouts and all("HOUSE DESK: Case" in r for r in rollouts)
+
+
+def test_answers_from_an_earlier_runs_cache_are_free(tmp_path: Path) -> None:
+    """A run seeded with an earlier run's cache books every answer from it as a cache hit,
+    also after an interrupt and --resume: it paid for none of them."""
+    plan = demo()
+    assert start(plan, RunFolder(tmp_path / "earlier")).exit is Exit.OK
+    with pytest.raises(KeyboardInterrupt):
+        start(plan, RunFolder(tmp_path / "later"), StopAfter(200), cache_from=tmp_path / "earlier")
+    assert resume(tmp_path / "later").exit is Exit.OK
+    later = events(tmp_path / "later")
+    assert later and all(e["cache_hit"] for e in later)
+    assert results(tmp_path / "later") == results(tmp_path / "earlier")
