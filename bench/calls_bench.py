@@ -244,7 +244,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--delay", type=float, default=0.05)
     parser.add_argument("--in-process", action="store_true", help="server threads in this process")
+    parser.add_argument("--quick", action="store_true", help="100 calls (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.calls = 100
     os.environ[KEY_ENV] = "sk-bench-not-a-real-key"
     ideal = args.calls * args.delay / args.concurrency
 

@@ -15,7 +15,7 @@ Each is the best of --repeat runs after one warm-up (the first call in a process
 the LALR tables; that cold cost is shown on its own line), then `skopt check` as a new process
 (interpreter start and imports included), which is what a person waits for.
 
-    .venv/bin/python bench/compile_bench.py [--lines 10000] [--repeat 3] [--keep DIR]
+    .venv/bin/python bench/compile_bench.py [--lines 10000] [--repeat 3] [--keep DIR] [--quick]
     .venv/bin/python -m cProfile -s cumtime bench/compile_bench.py --repeat 1
 """
 
@@ -164,7 +164,10 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep", help="write the recipe here instead of a temp folder")
     ap.add_argument("--no-subprocess", action="store_true", help="skip the `skopt check` process")
+    ap.add_argument("--quick", action="store_true", help="a 500-line recipe, once (CI)")
     args = ap.parse_args()
+    if args.quick:
+        args.lines, args.repeat = 500, 1
 
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="skopt-bench-"))
     folder.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,8 @@ then the test split scored three ways, side by side:
 plus the run's calls and tokens per role and its wall time. The trained skill is printed too.
 
     .venv/bin/python bench/local_bench.py [--recipe recipes/quickstart.skopt] [--set K=V]...
+    .venv/bin/python bench/local_bench.py --quick     # one small step on 4 valid and 4 test items
+                                                      # (CI: does the bench still run?)
 """
 
 from __future__ import annotations
@@ -29,13 +31,24 @@ from skopt.runtime.artifacts import RunFolder  # noqa: E402
 from skopt.runtime.evaluate import evaluate  # noqa: E402
 from skopt.runtime.run import start  # noqa: E402
 
+QUICK = [
+    "house.limit.train=5",
+    "house.limit.valid=4",
+    "house.limit.test=4",
+    "train.gate.samples=4",
+    "optimizer.max_tokens=120",
+]
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--recipe", default=str(ROOT / "recipes" / "quickstart.skopt"))
     parser.add_argument("--set", dest="sets", action="append", default=[])
     parser.add_argument("--out", help="run folder (default: a temporary one)")
+    parser.add_argument("--quick", action="store_true", help="one small step (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.sets += QUICK
 
     compiled = compile_recipe(args.recipe, args.sets)
     if compiled.plan is None:

@@ -16,10 +16,10 @@ Measured side by side in one run:
   overhead       the same run with 0 ms calls, wall time / steps (best of 3): the engine's own
                  cost per step (prompts, scoring, edits, artifacts, cache, journal), the sim's
                  replies included
-  cached         a new run folder with the latency run's cache.sqlite copied in: every call a
-                 cache hit (the 50 ms backend stays in place, and is never reached)
+  cached         a new run whose cache starts as the latency run's (`--cache-from`): every call
+                 a cache hit, none paid (the 50 ms backend stays in place, and is never reached)
 
-    .venv/bin/python bench/run_bench.py [--latency 0.05] [--concurrency 16]
+    .venv/bin/python bench/run_bench.py [--latency 0.05] [--concurrency 16] [--quick]
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import sys
 import tempfile
 import time
@@ -45,8 +44,9 @@ from skopt.compiler.compile import compile_recipe  # noqa: E402
 from skopt.compiler.plan import Plan  # noqa: E402
 from skopt.runtime.artifacts import RunFolder  # noqa: E402
 from skopt.runtime.backends.sim import SimBackend  # noqa: E402
+from skopt.runtime.exits import Exit  # noqa: E402
 from skopt.runtime.request import Completion, Params, Request  # noqa: E402
-from skopt.runtime.run import Exit, start  # noqa: E402
+from skopt.runtime.run import start  # noqa: E402
 
 STEPS = 20
 GOAL_RATIO = 1.3
@@ -107,17 +107,20 @@ class Run:
     starts: list[float]
 
     def events(self) -> list[dict[str, object]]:
+        """The journal's call events (it also records each session's start and end)."""
         lines = (self.folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines]
+        return [e for e in map(json.loads, lines) if e["kind"] == "call"]
 
     def paid(self) -> int:
         return sum(1 for e in self.events() if e["ok"] and not e["cache_hit"])
 
 
-def run(plan: Plan, folder: Path, latency: Latency, seconds: float) -> Run:
+def run(
+    plan: Plan, folder: Path, latency: Latency, seconds: float, cache_from: Path | None = None
+) -> Run:
     latency.seconds, latency.starts = seconds, []
     began = time.perf_counter()
-    outcome = start(plan, RunFolder(folder))
+    outcome = start(plan, RunFolder(folder), cache_from=cache_from)
     wall = time.perf_counter() - began
     if outcome.exit is not Exit.OK:
         raise SystemExit(f"the bench run did not finish: {outcome.message}")
@@ -152,7 +155,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per call")
     parser.add_argument("--concurrency", type=int, default=16, help="the sim model's slots")
+    parser.add_argument("--quick", action="store_true", help="1 ms calls, one overhead run (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.latency = 0.001
 
     with tempfile.TemporaryDirectory(prefix="skopt-run-bench-") as tmp:
         work = Path(tmp)
@@ -171,14 +177,11 @@ def main() -> None:
         latency = Latency()
         latency.install()
         try:
-            instant = [run(plan, work / f"instant-{i}", latency, 0.0) for i in range(3)]
+            repeats = 1 if args.quick else 3
+            instant = [run(plan, work / f"instant-{i}", latency, 0.0) for i in range(repeats)]
             overhead = min(instant, key=lambda r: r.wall_s)  # the first also warms up
             slow = run(plan, work / "slow", latency, args.latency)
-            (work / "cached").mkdir()
-            for name in ("cache.sqlite", "cache.sqlite-wal"):
-                if (slow.folder / name).exists():
-                    shutil.copy(slow.folder / name, work / "cached" / name)
-            cached = run(plan, work / "cached", latency, args.latency)
+            cached = run(plan, work / "cached", latency, args.latency, cache_from=slow.folder)
         finally:
             latency.uninstall()
 
@@ -195,11 +198,18 @@ def main() -> None:
             f" compile {compile_s:.3f} s; test score {test['initial']:.3f} -> {test['best']:.3f}"
         )
         print()
-        table(args.latency, steps, slow, overhead, cached, path, taken)
+        table(args.latency, steps, slow, overhead, cached, path, taken, len(instant))
 
 
 def table(
-    latency: float, steps: int, slow: Run, overhead: Run, cached: Run, path: float, taken: int
+    latency: float,
+    steps: int,
+    slow: Run,
+    overhead: Run,
+    cached: Run,
+    path: float,
+    taken: int,
+    repeats: int,
 ) -> None:
     ratio = slow.wall_s / path
     taken_s = taken * latency
@@ -223,7 +233,7 @@ def table(
         ("wall / rounds waited", f"{slow.wall_s / taken_s:.2f}x", "–", "–"),
         (
             "engine overhead per step (0 ms calls)",
-            f"{per_step_ms:.1f} ms ({overhead.wall_s:.3f} s / {steps}, best of 3)",
+            f"{per_step_ms:.1f} ms ({overhead.wall_s:.3f} s / {steps}, best of {repeats})",
             "–",
             "–",
         ),

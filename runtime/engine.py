@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from skopt.compiler import budget as budgets
 from skopt.compiler.dataset import Item, batches, epoch_order
 from skopt.compiler.lower import Splits
 from skopt.compiler.phases import minibatches
@@ -24,8 +23,6 @@ from skopt.compiler.plan import (
     Gate,
     Job,
     MetaSkill,
-    ModelSettings,
-    Phase,
     Reflect,
     Rollout,
     Select,
@@ -45,9 +42,9 @@ from skopt.runtime.edits import (
     replace_region,
 )
 from skopt.runtime.errors import BudgetExhausted
-from skopt.runtime.ledger import Amount, Hold
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, edit_json
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
+from skopt.runtime.units import Units
 
 
 @dataclass
@@ -111,9 +108,7 @@ class Engine:
         self.ledger = scorer.layer.ledger
         self.models = dict(scorer.layer.models)
         self.step: Step | None = None
-        self.unit: tuple[int, Hold, float] | None = None  # the unit under way: step, hold, start
-        self.final_hold: Hold | None = None
-        self.last_step_s = 0.0
+        self.units = Units(job, self.ledger, self.models)
         target = self.models[self.train.target]
         self.skill_tokens = counter_for(target.provider, target.model)  # as the plan counts
 
@@ -122,12 +117,11 @@ class Engine:
         cannot pay is not started: the run goes on to the final test, whose worst case was
         held from the start, and records why it stopped."""
         phases = self.job.phases
-        self.final_hold = self._hold_final_test()
+        self.units.hold_final_test(self.state.next_phase)
         while self.state.next_phase < len(phases):
             index = self.state.next_phase
             phase = phases[index]
-            starts_unit = self.unit is None or self.unit[0] != phase.step
-            if starts_unit and not self._open_unit(index):
+            if self.units.starts(phase) and not self._open(index):
                 continue  # stopped by the budget: on to the final test
             if isinstance(phase, Rollout):
                 self.step = Step(phase.step, phase.epoch)
@@ -135,53 +129,19 @@ class Engine:
             self.state.next_phase = index + 1
             if self._finishes_unit(index):
                 self.save()
-        self._close_unit()
+        self.units.close()
         return self.state
 
-    def _hold_final_test(self) -> Hold | None:
-        """The final test's worst case, reserved before anything else runs."""
-        tests = [p for p in self.job.phases[self.state.next_phase :] if isinstance(p, FinalTest)]
-        return self.ledger.hold(_worst(tests, self.models)) if tests else None
-
-    def _open_unit(self, index: int) -> bool:
-        """Hold the worst case of the unit (baseline, step, final test) that starts at `index`;
-        False when the budget cannot pay for it and the run skips to its final test."""
-        self._close_unit()
-        phase = self.job.phases[index]
-        if isinstance(phase, FinalTest) and self.final_hold is not None:
-            hold = self.final_hold
-        else:
-            rest = [p for p in self.job.phases[index:] if p.step == phase.step]
-            try:
-                hold = self.ledger.hold(_worst(rest, self.models), self._seconds_needed(phase))
-            except BudgetExhausted as exc:
-                if isinstance(phase, Baseline):
-                    raise
-                self._stop(index, exc.limit)
-                return False
-        self.ledger.open = hold
-        self.unit = (phase.step, hold, self.ledger.elapsed())
+    def _open(self, index: int) -> bool:
+        """Hold the budget of the unit that starts at `index`; False when it cannot be paid."""
+        try:
+            self.units.open(index, self.state.baseline_s)
+        except BudgetExhausted as exc:
+            if isinstance(self.job.phases[index], Baseline):
+                raise
+            self._stop(index, exc.limit)
+            return False
         return True
-
-    def _close_unit(self) -> None:
-        if self.unit is not None:
-            step, hold, started = self.unit
-            self.ledger.drop(hold)
-            if 0 < step <= self.job.schedule.total_steps:
-                self.last_step_s = self.ledger.elapsed() - started
-            self.unit = None
-
-    def _seconds_needed(self, phase: Phase) -> float:
-        """What a time budget must still hold before `phase`'s step starts: about one more step
-        (as long as the last one) and the final test (at the baseline's pace)."""
-        if isinstance(phase, Baseline) or self.job.phases[-1] is phase:
-            return 0.0
-        baseline, final = self.job.phases[0], self.job.phases[-1]
-        pace = self.state.baseline_s / max(1, sum(rc.calls.max for rc in baseline.calls))
-        final_s = (
-            pace * sum(rc.calls.max for rc in final.calls) if isinstance(final, FinalTest) else 0.0
-        )
-        return self.last_step_s + final_s
 
     def _stop(self, index: int, limit: str) -> None:
         """Record a budget stop before the step at `index` and go on to the final test."""
@@ -488,12 +448,6 @@ class Engine:
     def _step(self) -> Step:
         assert self.step is not None
         return self.step
-
-
-def _worst(phases: Sequence[Phase], models: dict[str, ModelSettings]) -> Amount:
-    """The plan's worst case of these phases (what the budget verdict counts too)."""
-    total = sum((budgets.worst(p, models) for p in phases), budgets.Worst())
-    return Amount(total.calls, total.tokens, total.usd)
 
 
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
