@@ -21,7 +21,6 @@ from skopt.compiler.lower import (
     build_job,
     cell_name,
     data_problem,
-    load_splits,
     sweep_cells,
     too_many_steps,
     total_steps,
@@ -30,6 +29,7 @@ from skopt.compiler.overrides import COMMAND_LINE, apply_sets, command_line_sour
 from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan
 from skopt.compiler.scope import load
 from skopt.compiler.settings import budget_settings, env_settings, model_settings, train_settings
+from skopt.compiler.splits import load_splits
 from skopt.compiler.templates import check_prompts
 from skopt.grammar.source import Diagnostic, Span, error, has_errors, warning
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from skopt.compiler import budget as budgets
 from skopt.compiler.dataset import Item, batches, epoch_order
-from skopt.compiler.lower import Splits
 from skopt.compiler.phases import minibatches
 from skopt.compiler.plan import (
     Aggregate,
@@ -30,6 +29,7 @@ from skopt.compiler.plan import (
     SlowUpdate,
     Update,
 )
+from skopt.compiler.splits import Splits
 from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
 from skopt.runtime.edits import SLOW_UPDATE, Edit, apply_edits, find_regions, replace_region

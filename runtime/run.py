@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from skopt.compiler.lower import Splits, load_splits
 from skopt.compiler.plan import Job, ModelSettings, Plan
+from skopt.compiler.splits import Splits, load_splits
 from skopt.runtime.artifacts import RunFolder, read_json, write_atomic, write_json
 from skopt.runtime.backends import Backend, backend_for
 from skopt.runtime.cache import ResponseCache
