@@ -51,7 +51,7 @@ def apply_sets(
             diagnostics.append(error(f"empty name in --set key '{key}'", where, "write BLOCK.KEY"))
             continue
         path = _path(key, line, col)
-        flag_value = _FlagValue(key, text, line, key_type(blocks, [n.name for n in path]))
+        flag_value = _FlagValue(key, text, line, _key_type(blocks, [n.name for n in path]))
         value = flag_value.read(diagnostics)
         if value is not None:
             blocks = _set(blocks, path, value, diagnostics)
@@ -135,7 +135,7 @@ def _takes_text(type: Type) -> bool:
     return any(_is_text(o) for o in options)
 
 
-def key_type(blocks: list[ast.Block], path: Sequence[str]) -> Type | None:
+def _key_type(blocks: list[ast.Block], path: Sequence[str]) -> Type | None:
     """The type of the key that `BLOCK.[CHILD.]KEY` names, when the path leads to one."""
     if len(path) < 2:
         return None
