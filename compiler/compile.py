@@ -21,7 +21,6 @@ from skopt.compiler.lower import (
     build_job,
     cell_name,
     data_problem,
-    load_splits,
     sweep_cells,
     too_many_steps,
     total_steps,
@@ -30,8 +29,13 @@ from skopt.compiler.overrides import COMMAND_LINE, apply_sets, command_line_sour
 from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan
 from skopt.compiler.scope import load
 from skopt.compiler.settings import budget_settings, env_settings, model_settings, train_settings
-from skopt.compiler.templates import check_prompts
+from skopt.compiler.splits import load_splits
+from skopt.compiler.templates import check_prompts, render_failure
 from skopt.grammar.source import Diagnostic, Span, error, has_errors, warning
+from skopt.prompts import TemplateFailure, shared_budget
+
+# Loop steps and calls of all the template renders of one plan (one rollout message per item)
+PLAN_RENDER_STEPS = 1_000_000
 
 
 @dataclass
@@ -156,7 +160,12 @@ def _train_jobs(
         inputs = JobInputs(
             train, splits, models[train.target], models[train.optimizer], env, skill_text
         )
-        built = build_job(cell_name(overrides), overrides, inputs, diagnostics, job)
+        try:
+            with shared_budget(PLAN_RENDER_STEPS):
+                built = build_job(cell_name(overrides), overrides, inputs, diagnostics, job)
+        except TemplateFailure as failure:
+            diagnostics.append(render_failure(failure, job, checked.envs.get(env_name)))
+            return []
         built = built.model_copy(update={"verdict": budgets.verdict(built, budget, models)})
         where = _budget_span(budget_blocks, built)
         diagnostics += budgets.diagnostics(built, where) if where else []

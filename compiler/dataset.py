@@ -50,9 +50,16 @@ def read_items(path: Path, fields: Fields, need_answer: bool = True) -> list[Ite
 
 def _read_records(path: Path) -> list[tuple[int, Mapping[str, object]]]:
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is allowed
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read {path.name}: {exc}") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")  # a byte-order mark is allowed
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(
+            f"{path.name}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x})"
+        ) from None
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         return _jsonl(text, path)

@@ -11,21 +11,16 @@ import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from skopt.compiler import phases as P
-from skopt.compiler import synthetic
 from skopt.compiler.check import Resolved
 from skopt.compiler.cost import TokenModel, combined, model_costs, phase_totals
 from skopt.compiler.dataset import (
     DataError,
-    Fields,
     Item,
     assignment_hash,
     batches,
     epoch_order,
-    read_items,
-    split_items,
 )
 from skopt.compiler.plan import (
     Aggregate,
@@ -51,6 +46,7 @@ from skopt.compiler.plan import (
 from skopt.compiler.schedule import learning_rates
 from skopt.compiler.settings import show
 from skopt.compiler.skill_size import INITIAL, Growth, SkillSize
+from skopt.compiler.splits import Splits
 from skopt.compiler.types import Checked, Func
 from skopt.grammar.source import Diagnostic, error, warning
 
@@ -74,57 +70,6 @@ def too_many_steps(train: TrainSettings, splits: Splits, job_block: Resolved) ->
         where,
         "too many steps",
         help="fewer epochs, a larger batch_size, or limit { train = N } in the env",
-    )
-
-
-@dataclass(frozen=True)
-class Splits:
-    train: list[Item]
-    valid: list[Item]
-    test: list[Item]
-
-    def get(self, name: str) -> list[Item]:
-        return {"train": self.train, "valid": self.valid, "test": self.test}[name]
-
-
-def load_splits(env: EnvSettings) -> Splits:
-    """The env's items, split and limited. Raises DataError with a message for the user."""
-    if env.kind == "synthetic":
-        args = env.kind_args
-        items = synthetic.items(
-            int(args["rules"]), int(args["items"]), int(args["seed"]), float(args["noise"])
-        )
-        parts = split_items(items, _parts(env), env.split.seed if env.split else 42)
-    elif env.files:
-        fields = _fields(env)
-        parts = {name: read_items(Path(path), fields) for name, path in env.files.items()}
-    else:
-        assert env.data is not None
-        items = read_items(Path(env.data), _fields(env))
-        parts = split_items(items, _parts(env), env.split.seed if env.split else 42)
-    limited = {
-        name: parts.get(name, [])[: env.limit[name]] if name in env.limit else parts.get(name, [])
-        for name in ("train", "valid", "test")
-    }
-    return Splits(limited["train"], limited["valid"], limited["test"])
-
-
-def _parts(env: EnvSettings) -> dict[str, float]:
-    split = env.split
-    return (
-        {"train": split.train, "valid": split.valid, "test": split.test}
-        if split
-        else {"train": 0.6, "valid": 0.2, "test": 0.2}
-    )
-
-
-def _fields(env: EnvSettings) -> Fields:
-    f = env.fields
-    return Fields(
-        input=f.get("input", "input"),
-        answer=f.get("answer", "answer"),
-        context=f.get("context"),
-        id=f.get("id"),
     )
 
 

@@ -56,16 +56,16 @@ def _load_file(
         )
         scope.broken = True
         return None
+    if span is not None and path.suffix != ".skopt":
+        scope.broken = True
+        scope.diagnostics.append(_not_a_recipe_import(path, span))
+        return None
     text, problem = read_source(path)
     if problem is not None:
         scope.broken = True
-        if span is not None and not _exists(path):
-            scope.diagnostics.append(
-                error(f"imported file not found: {path}", span, "no such file")
-            )
-            return None
-        scope.sources[str(path)] = text
-        scope.diagnostics.append(problem)
+        scope.diagnostics.append(_at_import(problem, path, span))
+        if not problem.span.is_whole_file:
+            scope.sources[str(path)] = text  # a recipe's own bad line, quoted
         return None
     scope.sources[str(path)] = text
     parsed = parse(text, str(path))
@@ -88,6 +88,25 @@ def _load_file(
 def _import_path(imp: ast.Import) -> Path:
     written = Path(imp.path.value)
     return written if written.is_absolute() else Path(imp.path.span.path).parent / written
+
+
+def _not_a_recipe_import(path: Path, span: Span) -> Diagnostic:
+    # nothing of the file is read: an import of `.env` must not print a key into a CI log
+    return error(
+        f"an import names a .skopt recipe, not {path.name!r}",
+        span,
+        "not a .skopt file",
+        help='import recipe files only, e.g. import "base.skopt"',
+    )
+
+
+def _at_import(problem: Diagnostic, path: Path, span: Span | None) -> Diagnostic:
+    """A problem with an imported file as a whole is shown at the line that imports it."""
+    if span is None or not problem.span.is_whole_file:
+        return problem
+    if not _exists(path):
+        return error(f"imported file not found: {path}", span, "no such file")
+    return error(problem.message, span, "imported here", problem.help)
 
 
 def _exists(path: Path) -> bool:

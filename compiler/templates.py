@@ -1,17 +1,17 @@
 """Checking prompt overrides: a recipe's `prompts = "dir"` (templates replacing built-in ones
 by file name) and an env's `prompt = "file"` (the rollout's user message). A template that
-uses a variable its phase does not provide, or that does not parse, is an error; a file that
-replaces no built-in template is a warning."""
+does not parse, uses a variable its phase does not provide, or fails a trial render with
+example values (in the sandbox: it tried to leave it, or ran past a bound) is an error; a file
+that replaces no built-in template is a warning. A template that fails only on some item while
+the plan is built is reported by `render_failure`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from jinja2 import TemplateError
-
 from skopt.compiler.check import Resolved
 from skopt.grammar.source import Diagnostic, Span, did_you_mean, error, warning
-from skopt.prompts import VARIABLES, needed
+from skopt.prompts import VARIABLES, TemplateFailure, needed, try_render
 
 ROLLOUT = "rollout_user.j2"
 
@@ -53,8 +53,10 @@ def _check_variables(
 ) -> list[Diagnostic]:
     try:
         missing = sorted(needed(name, folder) - given)
-    except (TemplateError, OSError) as exc:
-        return [error(f"the template {name} cannot be used: {exc}", where, "this template")]
+        if not missing:
+            try_render(name, folder, given)
+    except TemplateFailure as exc:
+        return [error(str(exc), where, "this template")]
     if not missing:
         return []
     return [
@@ -65,3 +67,14 @@ def _check_variables(
             help=f"{name} is given: {', '.join(sorted(given))}",
         )
     ]
+
+
+def render_failure(failure: TemplateFailure, job: Resolved, env: Resolved | None) -> Diagnostic:
+    """A template that failed while the plan rendered it for an item: at the key naming it."""
+    if env is not None and env.text("prompt"):
+        where = env.span_of("prompt")
+    elif job.text("prompts"):
+        where = job.span_of("prompts")
+    else:
+        where = job.block.kind.span
+    return error(str(failure), where, "this template")

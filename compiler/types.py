@@ -395,12 +395,13 @@ class OneOf:
 
     def check(self, value: ast.Value, report: Sink) -> Checked:
         for option in self.options:
-            if _fits_shape(option, value):
+            if fits_shape(option, value):
                 return option.check(value, report)
         return _wrong(value, self.describe(), report)
 
 
-def _fits_shape(option: Type, value: ast.Value) -> bool:
+def fits_shape(option: Type, value: ast.Value) -> bool:
+    """Whether `value` has the shape that `option` takes (a string, a number, a word...)."""
     match option:
         case Str() | PathTo():
             return isinstance(value, ast.Str)

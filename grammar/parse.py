@@ -64,6 +64,12 @@ _BRACES = ("LBRACE", "RBRACE")
 _OPENERS, _CLOSERS = ("LBRACE", "LPAR", "LSQB"), ("RBRACE", "RPAR", "RSQB")
 
 
+@dataclass(frozen=True, slots=True)
+class _LexProblem:
+    line: int
+    fatal: bool = False
+
+
 class _Recovery:
     """Feeds tokens to the LALR parser. On a syntax error it goes back to the state at the start
     of that line, replays only the line's braces (so block structure survives) and skips the
@@ -71,6 +77,7 @@ class _Recovery:
 
     def __init__(self, text: str, path: str) -> None:
         self.text, self.path = text, path
+        self.lexed = text  # the text as lexed: lines with a bad character blanked
         self.parser = parser().parse_interactive("", start="start")
         self.line_start = _snapshot(self.parser)  # the state after the last newline
         self.line_tokens: list[Token] = []  # fed since then
@@ -80,7 +87,7 @@ class _Recovery:
         self.diagnostics: list[Diagnostic] = []
 
     def run(self) -> object | None:
-        for tok in _tokens(self.text, self.path, self.diagnostics):
+        for tok in self._tokens():
             if len(self.diagnostics) >= MAX_SYNTAX_ERRORS:
                 return None
             if isinstance(tok, _LexProblem):
@@ -97,7 +104,8 @@ class _Recovery:
             return tree
         except UnexpectedToken:
             expected = _accepts(self.line_start, self.line_tokens)
-            self.diagnostics.append(unexpected_end(self.text, self.path, expected, "start"))
+            # the lexed text: an unterminated string must not hide the brackets after it
+            self.diagnostics.append(unexpected_end(self.lexed, self.path, expected, "start"))
             return None
 
     def _feed(self, tok: Token) -> None:
@@ -144,6 +152,25 @@ class _Recovery:
         self.parser = probe
         self._count(tok)
 
+    def _tokens(self) -> Iterator[Token | _LexProblem]:
+        """The token stream; a bad character is reported, its line blanked, and lexing goes on."""
+        resume = 0
+        while True:
+            try:
+                for tok in lexer().lex(self.lexed, dont_ignore=False):
+                    if (tok.start_pos or 0) >= resume:
+                        yield tok
+                return
+            except UnexpectedCharacters as exc:
+                self.diagnostics.append(unexpected_character(exc, self.text, self.path))
+                yield _LexProblem(exc.line)
+                self.lexed = blank_line(self.lexed, exc.line)
+                resume = exc.pos_in_stream or 0
+            except TooDeep as exc:
+                self.diagnostics.append(too_deep(exc, self.path))
+                yield _LexProblem(0, fatal=True)
+                return
+
 
 def _snapshot(parser: InteractiveParser) -> InteractiveParser:
     # values are shared, not deep-copied: the parser never mutates a finished subtree
@@ -161,32 +188,6 @@ def _accepts(line_start: InteractiveParser, fed: list[Token]) -> set[str]:
     except LarkError:
         return set()
     return without_separators(accepted)
-
-
-@dataclass(frozen=True, slots=True)
-class _LexProblem:
-    line: int
-    fatal: bool = False
-
-
-def _tokens(text: str, path: str, diagnostics: list[Diagnostic]) -> Iterator[Token | _LexProblem]:
-    """The token stream; a bad character is reported, its line blanked, and lexing goes on."""
-    current, resume = text, 0
-    while True:
-        try:
-            for tok in lexer().lex(current, dont_ignore=False):
-                if (tok.start_pos or 0) >= resume:
-                    yield tok
-            return
-        except UnexpectedCharacters as exc:
-            diagnostics.append(unexpected_character(exc, text, path))
-            yield _LexProblem(exc.line)
-            current = blank_line(current, exc.line)
-            resume = exc.pos_in_stream or 0
-        except TooDeep as exc:
-            diagnostics.append(too_deep(exc, path))
-            yield _LexProblem(0, fatal=True)
-            return
 
 
 def parse_setting(text: str, path: str) -> tuple[ast.Value | None, tuple[Diagnostic, ...]]:

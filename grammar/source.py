@@ -8,6 +8,7 @@ Colour is added by the UI layer, never here.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -27,6 +28,15 @@ class Span:
     @staticmethod
     def point(path: str, line: int = 1, col: int = 1) -> Span:
         return Span(path, line, col, line, col + 1)
+
+    @staticmethod
+    def whole(path: str) -> Span:
+        """The file as a whole, at no line: a file that cannot be read, or is not a recipe."""
+        return Span(path, 0, 0, 0, 0)
+
+    @property
+    def is_whole_file(self) -> bool:
+        return self.line == 0
 
     def to(self, other: Span) -> Span:
         """The span from the start of this one to the end of `other`."""
@@ -81,7 +91,8 @@ def render(diagnostic: Diagnostic, sources: Mapping[str, str]) -> str:
     number = str(span.line)
     gutter = " " * len(number)
     head = f"{diagnostic.severity.value}: {diagnostic.message}"
-    lines = [head, f"{gutter}--> {span.path}:{span.line}:{span.col}"]
+    where = span.path if span.is_whole_file else f"{span.path}:{span.line}:{span.col}"
+    lines = [head, f"{gutter}--> {where}"]
     text = sources.get(span.path)
     source_lines = text.splitlines() if text is not None else []
     if 1 <= span.line <= len(source_lines):
@@ -121,21 +132,51 @@ def read_source(path: Path) -> tuple[str, Diagnostic | None]:
     """A recipe file's text (a leading BOM dropped), or a diagnostic saying why it cannot be used.
 
     Invalid UTF-8 is reported at the first bad byte; the text returned then has the bad bytes
-    replaced, so that the diagnostic can still quote the line.
+    replaced, so that the diagnostic can still quote the line. A file that does not start like
+    a recipe (a `.env`, a key file, a binary) is reported as a whole and its text is not
+    returned, so that no renderer can quote a line of it.
     """
     shown = str(path)
     try:
         data = path.read_bytes()
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return "", error(f"cannot read {shown}: {reason}", Span.point(shown))
+        return "", error(f"cannot read {shown}: {reason}", Span.whole(shown))
     data = data.removeprefix(b"\xef\xbb\xbf")
     try:
-        return data.decode("utf-8"), None
+        text, bad = data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
-        before = data[: exc.start]
-        line = before.count(b"\n") + 1
-        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
-        span = Span(shown, line, col, line, col + 1)
-        problem = error("the file is not valid UTF-8", span, f"byte 0x{data[exc.start]:02x}")
-        return data.decode("utf-8", "replace"), problem
+        text, bad = data.decode("utf-8", "replace"), exc
+    if not starts_like_a_recipe(text):
+        return "", _not_a_recipe(shown, utf8=bad is None)
+    if bad is None:
+        return text, None
+    before = data[: bad.start]
+    line = before.count(b"\n") + 1
+    col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    span = Span(shown, line, col, line, col + 1)
+    return text, error("the file is not valid UTF-8", span, f"byte 0x{data[bad.start]:02x}")
+
+
+# What a recipe's first line of substance is: `skopt 1`, `import "..."`, or `kind [name] {`.
+_RECIPE_START = re.compile(
+    r"(?:skopt|import)(?:[ \t]|$)|[A-Za-z_][A-Za-z0-9_-]*(?:[ \t]+[A-Za-z_][A-Za-z0-9_-]*)?[ \t]*\{"
+)
+
+
+def starts_like_a_recipe(text: str) -> bool:
+    """Whether the first line that is not blank or a comment starts the way a recipe can."""
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return _RECIPE_START.match(stripped) is not None
+    return True  # nothing but comments: an empty library
+
+
+def _not_a_recipe(shown: str, utf8: bool) -> Diagnostic:
+    return error(
+        f"{shown} is not a skopt recipe" + ("" if utf8 else " (nor valid UTF-8 text)"),
+        Span.whole(shown),
+        "its first line does not start like one; no line of it is shown",
+        help="a recipe starts with 'skopt 1', an import, or a block such as 'model m { ... }'",
+    )

@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from skopt.compiler.dataset import Item, batches, epoch_order
-from skopt.compiler.lower import Splits
 from skopt.compiler.phases import minibatches
 from skopt.compiler.plan import (
     Aggregate,
@@ -30,6 +29,7 @@ from skopt.compiler.plan import (
     Update,
 )
 from skopt.compiler.skill_size import AUTONOMOUS_EDITS
+from skopt.compiler.splits import Splits
 from skopt.compiler.tokens import counter_for
 from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skopt.compiler.dataset import DataError, Item
-from skopt.compiler.lower import load_splits
 from skopt.compiler.plan import ModelSettings, Plan
+from skopt.compiler.splits import load_splits
 from skopt.runtime.backends import Backend, backend_for
 from skopt.runtime.calls import CallLayer
 from skopt.runtime.envs import Env, EnvLoadError, env_for

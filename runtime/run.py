@@ -17,9 +17,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
-from skopt.compiler.lower import Splits, load_splits
 from skopt.compiler.plan import EnvSettings, Job, ModelSettings, Plan
 from skopt.compiler.saved import PlanUnreadable, plan_text, read_plan
+from skopt.compiler.splits import Splits, load_splits
 from skopt.runtime.artifacts import RunFolder, read_json, write_atomic, write_json
 from skopt.runtime.backends import Backend, backend_for
 from skopt.runtime.cache import ResponseCache, copy_cache

@@ -31,3 +31,11 @@ def test_runtime_loads_no_parser_no_textual_and_sdks_only_when_used() -> None:
     assert "skopt.runtime.calls" in modules
     for forbidden in ("lark", "textual", "openai", "anthropic"):
         assert forbidden not in modules, forbidden
+
+
+def test_run_engine_and_evaluate_load_no_parser_and_no_textual() -> None:
+    # the runtime loads its data through compiler/splits.py, never through lower (the parser)
+    modules = loaded_after("import skopt.runtime.run, skopt.runtime.engine, skopt.runtime.evaluate")
+    assert {"skopt.runtime.run", "skopt.runtime.engine", "skopt.runtime.evaluate"} <= modules
+    for forbidden in ("lark", "textual"):
+        assert forbidden not in modules, forbidden

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 from skopt.compiler.plan import (
@@ -120,7 +121,7 @@ def _job_lines(job: Job, budget: Budget) -> list[str]:
         f"   (assignment {job.assignment_hash[:12]})",
         f"schedule    {_n(job.schedule.steps_per_epoch, 'step')}/epoch × {_n(t.epochs, 'epoch')}"
         f" = {_n(job.schedule.total_steps, 'step')}",
-        f"lr by step  {_lr_text(job.schedule.lr)}",
+        f"lr by step  {lr_text(job.schedule.lr)}",
         "",
         *_calls_table(job),
         "",
@@ -138,8 +139,21 @@ def _on(flag: bool) -> str:
     return "on" if flag else "off"
 
 
-def _lr_text(rates: Iterable[int | None]) -> str:
-    return " ".join("auto" if r is None else str(r) for r in rates) or "(no steps)"
+MAX_LR_RUNS = 16  # a schedule with more runs shows its first and last ones
+
+
+def lr_text(rates: Iterable[int | None]) -> str:
+    """The lr of every step as runs (`4 ×3, 3 ×3, 2`): a 10,000-step plan stays one short line."""
+    runs = [
+        (value, len(list(group)))
+        for value, group in itertools.groupby("auto" if r is None else str(r) for r in rates)
+    ]
+    shown = [value if n == 1 else f"{value} ×{n}" for value, n in runs]
+    if len(shown) > MAX_LR_RUNS:
+        half = MAX_LR_RUNS // 2
+        hidden = len(shown) - 2 * half
+        shown = [*shown[:half], f"… {hidden} more runs …", *shown[-half:]]
+    return ", ".join(shown) or "(no steps)"
 
 
 def _calls_table(job: Job) -> list[str]:
@@ -257,7 +271,7 @@ def _sweep_lines(jobs: list[Job], budget: Budget) -> list[str]:
             (
                 job.name,
                 str(job.schedule.total_steps),
-                _lr_text(job.schedule.lr),
+                lr_text(job.schedule.lr),
                 count_text(target.calls),
                 count_text(optimizer.calls) if optimizer is not target else "(same model)",
                 "unknown" if usd_max is None else f"${usd_max:,.4f}",

@@ -209,10 +209,19 @@ SET_CASES: dict[str, tuple[list[str], str]] = {
     "out_of_range": (["train.epochs=0"], "1:20 0 is out of range"),
     "no_block": (["epochs=3"], "1:7 --set needs BLOCK.KEY"),
     "no_equals": (["train.epochs"], "1:7 expected --set KEY=VALUE"),
-    "missing_unit": (["budget.usd=25"], "1:18 missing unit: expected an amount such as $25"),
+    "no_key": (["=3"], "1:7 expected --set KEY=VALUE"),
+    # `--set budget.usd=$25` reaches skopt as `budget.usd=5`, `$5` as nothing: the shell ate `$…`
+    "missing_unit": (["budget.usd=25"], "1:18 missing unit: --set budget.usd takes an amount"),
+    "money_shortened": (["budget.usd=5"], "1:18 missing unit: --set budget.usd takes an amount"),
+    "money_emptied": (["budget.usd="], "1:18 missing unit: --set budget.usd takes an amount"),
+    "price_shortened": (
+        ["m.price.input=00", "m.price.output=$1"],
+        "1:21 missing unit: --set m.price.input takes an amount",
+    ),
+    "string_key_bad_quotes": (['m.name="unterminated'], "1:14 unterminated string"),
     "gate_test_split": (["train.gate.split=test"], "1:24 the gate may not use the test split"),
     "two_values": (["train.epochs=3 4"], "1:22 found a number '4'"),
-    "bad_number": (["train.seed=1", "train.out=2ms"], "2:17 invalid number or quantity '2ms'"),
+    "bad_number": (["train.seed=1", "train.epochs=2ms"], "2:20 invalid number or quantity '2ms'"),
     "second_flag_bad": (
         ["train.seed=1", "train.epochs=x"],
         "2:20 expected a whole number, found 'x'",
@@ -248,6 +257,59 @@ def test_good_set_overrides_the_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.plan.sets == ["train.epochs=3", "m.temperature=0.2"]
     assert result.plan.jobs[0].train.epochs == 3
     assert result.plan.models[0].temperature == 0.2
+
+
+def test_set_flag_labels_say_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    labels = {}
+    for flag in ("=3", "train.epochs"):
+        result = compile_in(CASES / "sets", "recipe.skopt", monkeypatch, [flag])
+        (diagnostic,) = result.diagnostics
+        labels[flag] = diagnostic.label
+    assert labels == {"=3": "no key before '='", "train.epochs": "no '=' here"}
+
+
+def test_set_money_help_has_the_shell_safe_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--set budget.usd=$25` arrives as `budget.usd=5`: the help shows the digits that
+    arrived, with `$`, in single quotes."""
+    helps = {}
+    for flag in ("budget.usd=5", "budget.usd="):
+        result = compile_in(CASES / "sets", "recipe.skopt", monkeypatch, [flag])
+        (diagnostic,) = result.diagnostics
+        assert "the shell ate '$…'" in diagnostic.help
+        helps[flag] = diagnostic.help.rsplit(", ", 1)[-1]
+    assert helps == {
+        "budget.usd=5": "--set 'budget.usd=$5'",
+        "budget.usd=": "--set 'budget.usd=$25'",
+    }
+
+
+def test_set_strings_and_paths_need_no_quotes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "skills").mkdir()
+    (tmp_path / "skills" / "other.md").write_text("Be brief.\n")
+    recipe = (CASES / "sets" / "recipe.skopt").read_text()
+    (tmp_path / "recipe.skopt").write_text(recipe + 'model o { provider = openai, name = "x" }\n')
+    flags = [
+        "o.base_url=http://127.0.0.1:8000/v1",
+        "train.skill=skills/other.md",
+        'o.api_key_env="MY KEY"',  # quoting stays possible
+        "train.out=runs/{recipe}:x",
+    ]
+    result = compile_in(tmp_path, "recipe.skopt", monkeypatch, flags)
+    assert result.diagnostics == [], render_all(result.diagnostics, result.sources)
+    assert result.plan is not None
+    model = result.plan.models[1]
+    assert (model.base_url, model.api_key_env) == ("http://127.0.0.1:8000/v1", "MY KEY")
+    train = result.plan.jobs[0].train
+    assert (train.skill, train.out) == ("skills/other.md", "runs/{recipe}:x")
+
+
+def test_set_a_word_where_a_path_or_a_word_fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`skill` takes a path or `empty`: a bare `empty` is the word, as in source."""
+    result = compile_in(CASES / "sets", "recipe.skopt", monkeypatch, ["train.skill=empty"])
+    assert result.diagnostics == [], render_all(result.diagnostics, result.sources)
+    assert result.plan is not None and result.plan.jobs[0].train.skill is None
 
 
 def test_case_folders_are_not_empty() -> None:

@@ -34,7 +34,7 @@ def test_plan_text_json_and_saved_file(tmp_path: Path) -> None:
     out = tmp_path / "plan.json"
     code, text, _ = run("plan", str(RECIPES / "demo.skopt"), "-o", str(out))
     assert code == 0
-    assert "lr by step  4 4 4 3 3 3 2 2 2" in text and "simulation" in text
+    assert "lr by step  4 ×3, 3 ×3, 2 ×3" in text and "simulation" in text
     saved = json.loads(out.read_text())
     assert saved["schema_version"] == 1 and saved["jobs"][0]["schedule"]["total_steps"] == 9
     code, printed, _ = run("plan", str(RECIPES / "demo.skopt"), "--json")
