@@ -377,14 +377,15 @@ class Engine:
             for b, a in zip(before, after, strict=True)
         ]
         guidance = await self.optimizer.slow_update(s.current_skill, pairs)
-        candidate = self._with_guidance(phase.step, guidance) if guidance else s.current_skill
-        if candidate != s.current_skill and not phase.gated:
-            s.current_skill = candidate  # force-applied; scores move with the next gate
-        elif candidate != s.current_skill:
-            scores = await self.score_on_gate(candidate, "slow_update")
-            current = {k: (v[0], v[1]) for k, v in s.current_scores.items()}
-            if gating.decide(current, scores, self.train.gate).accepted:
-                self._accept(candidate, scores, gating.metric(scores, self.train.gate))
+        if guidance:
+            candidate = self._with_guidance(phase.step, guidance)
+            if not phase.gated:
+                s.current_skill = candidate  # force-applied; scores move with the next gate
+            else:
+                scores = await self.score_on_gate(candidate, "slow_update")
+                current = {k: (v[0], v[1]) for k, v in s.current_scores.items()}
+                if gating.decide(current, scores, self.train.gate).accepted:
+                    self._accept(candidate, scores, gating.metric(scores, self.train.gate))
         self._boundary_records(phase)
 
     def _with_guidance(self, step: int, guidance: str) -> str:

@@ -18,14 +18,14 @@ from tests.conftest import RECIPES
 
 
 def gate(
-    metric: str = "hard",
+    kind: str = "hard",
     w: float | None = None,
     no_regression: bool = False,
     min_delta: float = 0.0,
 ) -> GateSettings:
     return GateSettings(
         split="valid",
-        metric=metric,  # type: ignore[arg-type]
+        metric=kind,  # type: ignore[arg-type]
         mixed_weight=w,
         samples=None,
         repeats=1,
