@@ -5,7 +5,9 @@ no I/O, no exceptions for any input text, the same output for the same input.
 Rules, in the order each edit is checked:
 - An unknown op, an `add`/`replace` with blank content, content holding a skopt region marker,
   or a `replace`/`delete` without anchor is skipped. So is content that would copy a gold answer
-  of a valid/test item (the leakage guard, rule in `leaked_answer`).
+  of a valid/test item (the leakage guard, rule in `leaked_answer`). Whole skills written by
+  the rewrite modes, and slow-update guidance, pass the same guard line by line
+  (`without_leaks`): a line that would leak is dropped, the rest stands.
 - An `add` whose text is already in the skill (whitespace-normalised) is skipped.
 - Anchors match exactly first, then whitespace-normalised (runs of whitespace collapsed,
   case-sensitive), mapped back to the span of original text they cover. Found twice or more
@@ -184,6 +186,31 @@ def leaked_answer(content: str, gold_answers: Iterable[str], *, skill: str = "")
     passes the answers of valid and test items only, and leaves out a task's declared labels.
     """
     return _leak(_squash(content).casefold(), _squash(skill).casefold(), _checked(gold_answers))
+
+
+def without_leaks(skill: str, rewritten: str, gold_answers: Iterable[str]) -> Applied:
+    """`rewritten` (a whole new skill, or new text for a region of `skill`) less every line that
+    would copy a gold answer `skill` does not already state: the leakage guard for the rewrite
+    modes and slow-update guidance, as `apply_edits` is for patches.
+
+    Each such line is a line the rewrite adds (text that `skill` had cannot state a new answer),
+    so it is recorded as a skipped `add` with the patch guard's reason; the rest of the rewrite
+    stands. An answer that survives this, because it is broken across lines, refuses the whole
+    rewrite: `skill` comes back unchanged, with one skipped outcome that holds all of `rewritten`.
+    """
+    answers = _checked(gold_answers)
+    old = _squash(skill).casefold()
+    kept: list[str] = []
+    refused: list[Outcome] = []
+    for line in rewritten.splitlines(keepends=True):
+        if answers and _leak(_squash(line).casefold(), old, answers):
+            refused.append(Outcome(Edit("add", line.rstrip("\r\n")), "skipped", LEAK_REASON))
+        else:
+            kept.append(line)
+    guarded = "".join(kept)
+    if answers and _leak(_squash(guarded).casefold(), old, answers):
+        return Applied(skill, (Outcome(Edit("add", rewritten), "skipped", LEAK_REASON),))
+    return Applied(guarded, tuple(refused))
 
 
 def apply_edits(

@@ -35,11 +35,13 @@ from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
 from skopt.runtime.edits import (
     SLOW_UPDATE,
+    Applied,
     Edit,
     SizeLimit,
     apply_edits,
     find_regions,
     replace_region,
+    without_leaks,
 )
 from skopt.runtime.errors import BudgetExhausted
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, edit_json
@@ -311,22 +313,28 @@ class Engine:
         skill = self.state.current_skill
         limit = SizeLimit(phase.max_skill_tokens, self.skill_tokens.count)
         if phase.mode == "full_rewrite":
-            step.candidate = _keep_regions(skill, step.merged_skill) if step.merged_skill else None
+            step.candidate = self._guarded(skill, _keep_regions(skill, step.merged_skill))
         elif phase.mode == "rewrite" and step.selected:
             text = await self.optimizer.rewrite(skill, step.selected)
-            step.candidate = _keep_regions(skill, text) if text else None
+            step.candidate = self._guarded(skill, _keep_regions(skill, text))
         elif step.selected:
             applied = apply_edits(skill, step.selected, gold_answers=self.leaks, limit=limit)
             step.candidate = applied.skill
-            step.record["outcomes"] = [
-                {"edit": edit_json(o.edit), "status": o.status, "reason": o.reason}
-                for o in applied.outcomes
-            ]
+            step.record["outcomes"] = _outcomes(applied)
         if step.candidate is not None and (refused := limit.refusal(step.candidate)):
             step.record["refused"] = refused  # a rewrite past the plan's bound: no candidate
             step.candidate = None
         if step.candidate == skill:
             step.candidate = None
+
+    def _guarded(self, skill: str, rewritten: str | None) -> str | None:
+        """A rewritten skill less the lines that would leak a gold answer (the leakage guard
+        of patches, for whole skills); what was refused is recorded like a patch's edits."""
+        if not rewritten:
+            return None
+        guarded = without_leaks(skill, rewritten, self.leaks)
+        self._step().record["outcomes"] = _outcomes(guarded)
+        return guarded.skill
 
     async def visit_gate(self, phase: Gate) -> None:
         step = self._step()
@@ -397,7 +405,7 @@ class Engine:
             for b, a in zip(before, after, strict=True)
         ]
         guidance = await self.optimizer.slow_update(s.current_skill, pairs)
-        candidate = replace_region(s.current_skill, SLOW_UPDATE, guidance) if guidance else None
+        candidate = self._with_guidance(phase.step, guidance) if guidance else None
         limit = SizeLimit(phase.max_skill_tokens, self.skill_tokens.count)
         if candidate is not None and (refused := limit.refusal(candidate)):
             self.folder.write_step(phase.step, "slow_update_refused.json", {"reason": refused})
@@ -410,6 +418,14 @@ class Engine:
                 if gating.decide(current, scores, self.train.gate).accepted:
                     self._accept(candidate, scores, gating.metric(scores, self.train.gate))
         self._boundary_records(phase)
+
+    def _with_guidance(self, step: int, guidance: str) -> str:
+        """The current skill with `guidance` in its protected region, past the leakage guard:
+        slow update may compare on the valid split, whose answers the guidance must not copy."""
+        skill = self.state.current_skill
+        guarded = without_leaks(skill, replace_region(skill, SLOW_UPDATE, guidance), self.leaks)
+        self.folder.write_step(step, "slow_update_outcomes.json", _outcomes(guarded))
+        return guarded.skill
 
     async def visit_meta_skill(self, phase: MetaSkill) -> None:
         s = self.state
@@ -466,6 +482,13 @@ def _concatenated(patches: list[Patch]) -> Patch:
             else edit
         )
     return Patch(patches[0].source, list(seen.values()))
+
+
+def _outcomes(applied: Applied) -> list[dict[str, Any]]:
+    return [
+        {"edit": edit_json(o.edit), "status": o.status, "reason": o.reason}
+        for o in applied.outcomes
+    ]
 
 
 def _by_support(edits: list[Edit]) -> list[Edit]:

@@ -18,6 +18,7 @@ from skopt.runtime.edits import (
     leaked_answer,
     open_marker,
     replace_region,
+    without_leaks,
 )
 
 
@@ -396,6 +397,64 @@ def test_leakage_guard_in_apply(edit: Edit, status: str) -> None:
         assert "canberra" not in reason.casefold()  # the reason may reach the optimizer
     else:
         assert new != SKILL
+
+
+OLD = "# Skill\n\nCapitals: answer the city.\n"
+# (old skill, rewritten skill, expected skill, lines refused); gold answers: Canberra, Ottawa
+REWRITES = {
+    "nothing-leaks": (OLD, OLD + "Be brief.\n", OLD + "Be brief.\n", []),
+    "leaking-line-dropped": (
+        OLD,
+        OLD + "- Australia: Canberra\n- Spell names in full.\n",
+        OLD + "- Spell names in full.\n",
+        ["- Australia: Canberra"],
+    ),
+    "every-leaking-line-dropped": (
+        OLD,
+        "# Skill\n\nSay OTTAWA for Canada.\nBe brief.\nor canberra\n",
+        "# Skill\n\nBe brief.\n",
+        ["Say OTTAWA for Canada.", "or canberra"],
+    ),
+    "answer-the-old-skill-states-kept": (
+        OLD + "Ottawa is a capital.\n",
+        OLD + "Ottawa is a capital.\nCanada: Ottawa\n",
+        OLD + "Ottawa is a capital.\nCanada: Ottawa\n",
+        [],
+    ),
+    "crlf-lines": (
+        "A\r\n",
+        "A\r\nB: Canberra\r\nC\r\n",
+        "A\r\nC\r\n",
+        ["B: Canberra"],
+    ),
+    "last-line-without-newline": (OLD, OLD + "Canberra", OLD, ["Canberra"]),
+    "word-boundary": (OLD, OLD + "Canberran food\n", OLD + "Canberran food\n", []),
+}
+
+
+@pytest.mark.parametrize(("old", "new", "expected", "refused"), REWRITES.values(), ids=REWRITES)
+def test_without_leaks_drops_the_lines_that_leak(
+    old: str, new: str, expected: str, refused: list[str]
+) -> None:
+    result = without_leaks(old, new, ["Canberra", "Ottawa", "yes"])
+    assert result.skill == expected
+    assert [(o.edit.op, o.edit.content) for o in result.outcomes] == [("add", r) for r in refused]
+    assert {(o.status, o.reason) for o in result.outcomes} <= {("skipped", LEAK_REASON)}
+
+
+def test_without_leaks_refuses_a_rewrite_whose_answer_spans_lines() -> None:
+    new = OLD + "The capital of the US is Washington,\nD.C. and so on.\n"
+    result = without_leaks(OLD, new, ["Washington, D.C."])
+    assert result.skill == OLD
+    assert [(o.edit.content, o.status, o.reason) for o in result.outcomes] == [
+        (new, "skipped", LEAK_REASON)
+    ]
+
+
+def test_without_leaks_with_no_answers_is_the_identity() -> None:
+    new = "anything\nat all: Canberra\n"
+    assert without_leaks(OLD, new, []).skill == new
+    assert without_leaks(OLD, new, []).outcomes == ()
 
 
 # --- sequential application and recorded outcomes --------------------------------------------

@@ -5,23 +5,34 @@ A kill point is a number of journal lines: the test waits until events.jsonl has
 many, then kills the process (it may have written a few more by then; the point is "somewhere
 around there", which is what a kill at a random instant is). One case kills the resumed run
 again before resuming a second time.
+
+Late points, which a poll of the journal could miss (the run may end first), are hit from
+inside the process: it kills itself while journaling the final test, and just before or after
+summary.json replaces its temporary file. A kill during an HTTP call goes through the openai
+SDK against the scripted local server, which holds a request unanswered until the kill.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.runtime.conftest import KEY, KEY_ENV
+from tests.runtime.server import Reply, ScriptedServer, Seen
+from tests.runtime.test_run_openai import answering, recipe
 
 RECIPE = "recipes/demo.skopt"
 SEED = 20261130
@@ -37,12 +48,13 @@ def skopt() -> list[str]:
     return [sys.executable, "-c", "from skopt.ui.cli import main; main()"]
 
 
-def start(*args: str) -> subprocess.Popen[bytes]:
+def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [*skopt(), "run", *args, "--quiet"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env=env,
     )
 
 
@@ -81,8 +93,13 @@ def skills(folder: Path) -> dict[str, bytes]:
 
 
 def results(folder: Path) -> dict[str, bytes]:
-    """What must be identical: every skill version, the best skill, the summary (as bytes)."""
-    return skills(folder) | {"summary.json": (folder / "summary.json").read_bytes()}
+    """What must be identical: every skill version, the best skill, the summary (as bytes), and
+    the history in the state (the rest of state.json holds the time the sessions took)."""
+    history = json.loads((folder / "state.json").read_bytes())["history"]
+    return skills(folder) | {
+        "summary.json": (folder / "summary.json").read_bytes(),
+        "history": json.dumps(history).encode(),
+    }
 
 
 def events(folder: Path) -> list[dict[str, object]]:
@@ -199,3 +216,171 @@ def test_budget_holds_across_a_kill_and_resume(tmp_path: Path) -> None:
         == json.loads((whole / "state.json").read_bytes())["history"]
     )
     assert skills(cut) == skills(whole)
+
+
+# `skopt run` that SIGKILLs itself at a late point, named by argv[1]:
+#   final_test:N      having journaled the N-th call of the final test
+#   before:NAME       just before NAME replaces its temporary file (write_atomic's os.replace)
+#   after:NAME        just after it did
+KILLED_LATE = """
+import os, signal, sys
+from skopt.runtime.events import JsonlSink
+from skopt.ui.cli import main
+
+where, _, what = sys.argv[1].partition(":")
+journal, replace, seen = JsonlSink.emit, os.replace, 0
+
+def emit(self, event):
+    global seen
+    journal(self, event)
+    seen += event.phase == "final_test"
+    if where == "final_test" and seen == int(what):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+def replacing(source, target, *args, **kwargs):
+    named = os.path.basename(os.fspath(target)) == what
+    if where == "before" and named:
+        os.kill(os.getpid(), signal.SIGKILL)
+    replace(source, target, *args, **kwargs)
+    if where == "after" and named:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+JsonlSink.emit = emit
+os.replace = replacing
+sys.argv = ["skopt", "run", *sys.argv[2:]]
+main()
+"""
+
+
+def final_test_calls(folder: Path) -> int:
+    return sum(1 for e in events(folder) if e["phase"] == "final_test")
+
+
+@pytest.mark.parametrize(
+    "where", ["final_test:1", "final_test:half", "before:summary.json", "after:summary.json"]
+)
+def test_a_run_killed_late_resumes_to_identical_results(
+    whole: Path, tmp_path: Path, where: str
+) -> None:
+    if where == "final_test:half":
+        where = f"final_test:{final_test_calls(whole) // 2}"
+    cut = tmp_path / "cut"
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILLED_LATE, where, RECIPE, "--out", str(cut), "--quiet"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    _, err = process.communicate(timeout=DEADLINE)
+    assert process.returncode == -signal.SIGKILL, err.decode(errors="replace")
+    assert (cut / "summary.json").exists() is where.startswith("after:")
+    if where.startswith("final_test:"):
+        assert 0 < final_test_calls(cut) < final_test_calls(whole)
+    else:  # the whole run was done: every call, all of its results but the last files
+        assert cached(cut) == cached(whole)
+
+    finish(start("--resume", str(cut)))
+    assert results(cut) == results(whole)
+    assert cached(cut) == cached(whole)
+    assert paid(cut) == paid(whole)
+
+
+# -- a kill during an HTTP call --------------------------------------------------------------
+
+
+class Holding:
+    """The scripted server's brain (test_run_openai.py), counting the requests it answers; from
+    the `hold_from`-th on, it holds each request unanswered until `release` is set."""
+
+    def __init__(self, respond: Callable[[Seen], bytes]) -> None:
+        self.respond = respond
+        self.count = 0
+        self.hold_from: int | None = None
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+
+    def __call__(self, seen: Seen) -> bytes:
+        with self._lock:
+            self.count += 1
+            hold = self.hold_from is not None and self.count >= self.hold_from
+        if hold:
+            self.held.set()
+            self.release.wait(timeout=DEADLINE)
+        return self.respond(seen)
+
+
+@pytest.fixture(scope="module")
+def brain() -> Iterator[tuple[ScriptedServer, Holding]]:
+    holding = Holding(answering())
+    with ScriptedServer() as server:
+        server.script(*([Reply(body=holding)] * 20_000))
+        yield server, holding
+        holding.release.set()
+
+
+def with_key() -> dict[str, str]:
+    """This environment with the test's key, and no provider variables of the SDKs."""
+    names = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+    return {k: v for k, v in os.environ.items() if k not in names} | {KEY_ENV: KEY}
+
+
+@pytest.fixture(scope="module")
+def words(
+    tmp_path_factory: pytest.TempPathFactory, brain: tuple[ScriptedServer, Holding]
+) -> tuple[Path, Path, int]:
+    """A recipe on the scripted server (2 epochs), its uninterrupted run, and the requests it
+    made. One call at a time: when the server holds a request, no other is on its way, so what
+    the server was asked before the kill is exactly what the run had completed."""
+    server, holding = brain
+    root = tmp_path_factory.mktemp("http")
+    path = recipe(root, server.openai_url, epochs="2")
+    path.write_text(path.read_text().replace("concurrency = 4", "concurrency = 1"))
+    assert "concurrency = 1" in path.read_text()
+    before = holding.count
+    finish(start(str(path), "--out", str(root / "whole"), env=with_key()))
+    asked = holding.count - before
+    assert asked == paid(root / "whole") == cached(root / "whole")  # every call asked once
+    return path, root / "whole", asked
+
+
+def http_kill_points() -> list[float]:
+    rng = random.Random(SEED + 1)
+    return [round(rng.uniform(0.05, 0.95), 2) for _ in range(2)]
+
+
+@pytest.mark.parametrize("fraction", http_kill_points(), ids=lambda f: f"kill@request{f:.0%}")
+def test_a_run_killed_during_an_http_call_pays_no_call_twice(
+    brain: tuple[ScriptedServer, Holding],
+    words: tuple[Path, Path, int],
+    tmp_path: Path,
+    fraction: float,
+) -> None:
+    _, holding = brain
+    path, whole, asked = words
+    cut = tmp_path / "cut"
+    holding.release.clear()
+    holding.held.clear()
+    begin = holding.count
+    held_at = holding.hold_from = begin + max(1, round(asked * fraction))
+    process = start(str(path), "--out", str(cut), env=with_key())
+    try:
+        while not holding.held.wait(0.01):
+            assert process.poll() is None, "the run ended before its request was held"
+        process.send_signal(signal.SIGKILL)  # a request is on the wire, unanswered
+        process.communicate(timeout=DEADLINE)
+    finally:
+        holding.hold_from = None
+        holding.release.set()
+    assert process.returncode == -signal.SIGKILL
+    done = cached(cut)  # the calls that completed before the kill
+    assert holding.count == held_at, "the held request was not the last one asked"
+    assert done == held_at - begin - 1, "a call answered before the kill was not kept"
+
+    resumed = holding.count
+    finish(start("--resume", str(cut), env=with_key()))
+    assert results(cut) == results(whole)
+    assert cached(cut) == cached(whole)
+    assert paid(cut) == paid(whole)
+    # The resumed session asked the server for exactly the calls that had not completed.
+    assert holding.count - resumed == asked - done

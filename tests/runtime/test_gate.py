@@ -1,0 +1,259 @@
+"""The validation gate (SPEC §5.1): `metric` and `decide` as table tests, and simulator runs
+in which `no_regression` and `min_delta` change what the gate decides."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skopt.compiler.compile import compile_recipe
+from skopt.compiler.plan import GateSettings
+from skopt.runtime.artifacts import RunFolder
+from skopt.runtime.gate import Decision, Scores, decide, metric
+from skopt.runtime.run import Exit, start
+from tests.conftest import RECIPES
+
+
+def gate(
+    kind: str = "hard",
+    w: float | None = None,
+    no_regression: bool = False,
+    min_delta: float = 0.0,
+) -> GateSettings:
+    return GateSettings(
+        split="valid",
+        metric=kind,  # type: ignore[arg-type]
+        mixed_weight=w,
+        samples=None,
+        repeats=1,
+        no_regression=no_regression,
+        min_delta=min_delta,
+    )
+
+
+def hard(*passed: int) -> dict[str, tuple[float, float]]:
+    """Items a, b, c, ... scored 1 or 0 (soft equal to hard)."""
+    return {chr(ord("a") + i): (float(p), float(p)) for i, p in enumerate(passed)}
+
+
+# (scores, gate settings, expected metric)
+METRICS: dict[str, tuple[Scores, GateSettings, float]] = {
+    "empty": ({}, gate(), 0.0),
+    "hard-mean": (hard(1, 0, 1, 1), gate(), 0.75),
+    "soft-mean": ({"a": (0.0, 0.5), "b": (1.0, 1.0)}, gate("soft"), 0.75),
+    "hard-ignores-soft": ({"a": (0.0, 0.5), "b": (1.0, 1.0)}, gate("hard"), 0.5),
+    "mixed-weight": (
+        {"a": (0.0, 0.5), "b": (1.0, 0.5)},
+        gate("mixed", 0.25),
+        0.25 * 0.5 + 0.75 * 0.5,
+    ),
+    "mixed-hard-heavy": ({"a": (1.0, 0.0)}, gate("mixed", 0.75), 0.75),
+    "mixed-default-half": ({"a": (1.0, 0.0)}, gate("mixed"), 0.5),
+}
+
+
+@pytest.mark.parametrize(("scores", "settings", "expected"), METRICS.values(), ids=METRICS)
+def test_metric(scores: Scores, settings: GateSettings, expected: float) -> None:
+    assert metric(scores, settings) == pytest.approx(expected)
+
+
+# (current, candidate, settings, accepted, reason, regressions)
+DECISIONS: dict[str, tuple[Scores, Scores, GateSettings, bool, str, tuple[str, ...]]] = {
+    "better": (hard(0, 0, 1, 1), hard(1, 0, 1, 1), gate(), True, "0.7500 beats 0.5000", ()),
+    "equal-is-not-better": (
+        hard(1, 0, 1, 0),
+        hard(0, 1, 1, 0),
+        gate(),
+        False,
+        "0.5000 does not beat 0.5000 by more than 0",
+        ("a",),
+    ),
+    "worse": (
+        hard(1, 1, 0, 0),
+        hard(1, 0, 0, 0),
+        gate(),
+        False,
+        "0.2500 does not beat 0.5000 by more than 0",
+        ("b",),
+    ),
+    "gain-equal-to-min-delta": (
+        hard(1, 1, 0, 0),
+        hard(1, 1, 1, 0),
+        gate(min_delta=0.25),
+        False,
+        "0.7500 does not beat 0.5000 by more than 0.25",
+        (),
+    ),
+    "gain-above-min-delta": (
+        hard(1, 1, 0, 0),
+        hard(1, 1, 1, 0),
+        gate(min_delta=0.2),
+        True,
+        "0.7500 beats 0.5000",
+        (),
+    ),
+    "regression-allowed-when-off": (
+        hard(1, 0, 0, 0),
+        hard(0, 1, 1, 0),
+        gate(),
+        True,
+        "0.5000 beats 0.2500",
+        ("a",),
+    ),
+    "regression-refused-when-on": (
+        hard(1, 0, 0, 0),
+        hard(0, 1, 1, 0),
+        gate(no_regression=True),
+        False,
+        "1 passing items now fail",
+        ("a",),
+    ),
+    "every-regression-named": (
+        hard(1, 1, 0, 0, 0),
+        hard(0, 0, 1, 1, 1),
+        gate(no_regression=True),
+        False,
+        "2 passing items now fail",
+        ("a", "b"),
+    ),
+    "no-regression-on-and-none": (
+        hard(1, 0, 0),
+        hard(1, 1, 0),
+        gate(no_regression=True),
+        True,
+        "0.6667 beats 0.3333",
+        (),
+    ),
+    "partial-credit-is-a-regression": (
+        {"a": (1.0, 1.0), "b": (0.0, 0.0)},
+        {"a": (0.5, 0.9), "b": (1.0, 1.0)},
+        gate("soft", no_regression=True),
+        False,
+        "1 passing items now fail",
+        ("a",),
+    ),
+    "failing-item-still-failing-is-no-regression": (
+        {"a": (0.0, 0.6), "b": (0.0, 0.0)},
+        {"a": (0.0, 0.2), "b": (1.0, 1.0)},
+        gate("soft", no_regression=True),
+        True,
+        "0.6000 beats 0.3000",
+        (),
+    ),
+    "item-new-to-the-gate-is-no-regression": (
+        hard(1),
+        {"a": (1.0, 1.0), "z": (0.0, 0.0)},
+        gate("soft", no_regression=True),
+        False,
+        "0.5000 does not beat 1.0000 by more than 0",
+        (),
+    ),
+    "score-checked-before-regressions": (
+        hard(1, 0),
+        hard(0, 0),
+        gate(no_regression=True),
+        False,
+        "0.0000 does not beat 0.5000 by more than 0",
+        ("a",),
+    ),
+    "mixed-metric-decides": (
+        {"a": (0.0, 0.0)},
+        {"a": (0.0, 0.8)},
+        gate("mixed", 0.5, min_delta=0.3),
+        True,
+        "0.4000 beats 0.0000",
+        (),
+    ),
+    "empty-gate-never-accepts": (
+        {},
+        {},
+        gate(),
+        False,
+        "0.0000 does not beat 0.0000 by more than 0",
+        (),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("current", "candidate", "settings", "accepted", "reason", "regressions"),
+    DECISIONS.values(),
+    ids=DECISIONS,
+)
+def test_decide(
+    current: Scores,
+    candidate: Scores,
+    settings: GateSettings,
+    accepted: bool,
+    reason: str,
+    regressions: tuple[str, ...],
+) -> None:
+    decision = decide(current, candidate, settings)
+    assert decision == Decision(
+        accepted,
+        metric(current, settings),
+        metric(candidate, settings),
+        reason,
+        regressions,
+    )
+
+
+# -- simulator runs ----------------------------------------------------------------------
+
+
+def demo_run(folder: Path, *overrides: str) -> list[dict[str, Any]]:
+    """The demo on the simulator with `overrides`; the history of its gate decisions."""
+    result = compile_recipe(str(RECIPES / "demo.skopt"), list(overrides))
+    assert result.plan is not None, result.diagnostics
+    outcome = start(result.plan, RunFolder(folder))
+    assert outcome.exit is Exit.DONE, outcome.message
+    history: list[dict[str, Any]] = json.loads((folder / "state.json").read_text())["history"]
+    return history
+
+
+def record(folder: Path, step: int) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (folder / "steps" / f"{step:04d}" / "record.json").read_text()
+    )
+    return data
+
+
+def test_no_regression_rejects_a_better_mean_that_breaks_a_passing_item(tmp_path: Path) -> None:
+    off = demo_run(tmp_path / "off")
+    on = demo_run(tmp_path / "on", "train.gate.no_regression=on")
+    # The first step whose candidate raised the mean while breaking items that passed ...
+    step = next(
+        h["step"] for h in off if h["decision"]["accepted"] and h["decision"]["regressions"]
+    )
+    allowed = off[step - 1]["decision"]
+    assert allowed["after"] > allowed["before"]
+    # ... was decided on the same evidence with the setting on (the runs agree until then) ...
+    assert on[: step - 1] == off[: step - 1]
+    refused = record(tmp_path / "on", step)["decision"]
+    assert on[step - 1]["decision"] == refused
+    assert (refused["before"], refused["after"]) == (allowed["before"], allowed["after"])
+    assert refused["regressions"] == allowed["regressions"]
+    # ... and rejected for it: the skill stays what it was.
+    assert refused["accepted"] is False
+    assert refused["reason"] == f"{len(refused['regressions'])} passing items now fail"
+    skills = tmp_path / "on" / "skills"
+    version = f"skill_v{step:04d}.md"
+    assert (skills / version).read_text() == (skills / f"skill_v{step - 1:04d}.md").read_text()
+    assert (tmp_path / "off" / "skills" / version).read_text() != (skills / version).read_text()
+
+
+MIN_DELTA = 0.1
+
+
+def test_min_delta_rejects_gains_that_are_too_small(tmp_path: Path) -> None:
+    history = demo_run(tmp_path / "run", f"train.gate.min_delta={MIN_DELTA}")
+    decided = [h["decision"] for h in history if h["decision"]["reason"] != "no candidate"]
+    for d in decided:
+        assert d["accepted"] == (d["after"] - d["before"] > MIN_DELTA), d
+    small = [d for d in decided if 0 < d["after"] - d["before"] <= MIN_DELTA]
+    assert small, "no step gained a little: the run does not exercise min_delta"
+    assert all(d["reason"].endswith(f"by more than {MIN_DELTA:g}") for d in small)
+    assert any(d["accepted"] for d in decided)
