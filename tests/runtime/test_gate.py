@@ -12,8 +12,9 @@ import pytest
 from skopt.compiler.compile import compile_recipe
 from skopt.compiler.plan import GateSettings
 from skopt.runtime.artifacts import RunFolder
+from skopt.runtime.exits import Exit
 from skopt.runtime.gate import Decision, Scores, decide, metric
-from skopt.runtime.run import Exit, start
+from skopt.runtime.run import start
 from tests.conftest import RECIPES
 
 
@@ -209,7 +210,7 @@ def demo_run(folder: Path, *overrides: str) -> list[dict[str, Any]]:
     result = compile_recipe(str(RECIPES / "demo.skopt"), list(overrides))
     assert result.plan is not None, result.diagnostics
     outcome = start(result.plan, RunFolder(folder))
-    assert outcome.exit is Exit.DONE, outcome.message
+    assert outcome.exit is Exit.OK, outcome.message
     history: list[dict[str, Any]] = json.loads((folder / "state.json").read_text())["history"]
     return history
 

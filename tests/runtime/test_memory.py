@@ -27,7 +27,8 @@ from skopt.compiler.compile import compile_recipe
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.backends.sim import GUIDANCE, META_SKILL
 from skopt.runtime.edits import SLOW_UPDATE, close_marker, find_regions, open_marker
-from skopt.runtime.run import Exit, start
+from skopt.runtime.exits import Exit
+from skopt.runtime.run import start
 from tests.conftest import RECIPES
 from tests.runtime import test_run_openai as words
 from tests.runtime.server import ScriptedServer, Seen, openai_completion
@@ -99,7 +100,7 @@ def demo(folder: Path, *overrides: str) -> Ran:
     result = compile_recipe(str(RECIPES / "demo.skopt"), list(overrides))
     assert result.plan is not None, result.diagnostics
     outcome = start(result.plan, RunFolder(folder))
-    assert outcome.exit is Exit.DONE, outcome.message
+    assert outcome.exit is Exit.OK, outcome.message
     history = json.loads((folder / "state.json").read_text())["history"]
     return Ran(folder, history, sent(folder))
 

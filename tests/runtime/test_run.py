@@ -14,7 +14,8 @@ from skopt.compiler.plan import Plan
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.cache import ResponseCache
 from skopt.runtime.events import CallEvent
-from skopt.runtime.run import Exit, resume, start
+from skopt.runtime.exits import Exit
+from skopt.runtime.run import resume, start
 from tests.conftest import RECIPES, call_events
 
 

@@ -15,8 +15,9 @@ from skopt.compiler.plan import Plan
 from skopt.runtime import sweep as sweep_module
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.errors import CallFailed
+from skopt.runtime.exits import Exit, Outcome
 from skopt.runtime.report import report
-from skopt.runtime.run import Display, Exit, Outcome, resume, start
+from skopt.runtime.run import Display, resume, start
 from skopt.runtime.sweep import cell_plan, is_sweep, resume_sweep, run_sweep
 from skopt.ui.cli import main
 from tests.conftest import RECIPES
