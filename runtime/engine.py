@@ -8,7 +8,6 @@ step; calls of an unfinished step are answered again from the response cache for
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -44,6 +43,7 @@ from skopt.runtime.edits import (
     without_leaks,
 )
 from skopt.runtime.errors import BudgetExhausted
+from skopt.runtime.merge import chunks, merge_candidates, merge_patches
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, edit_json
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
 from skopt.runtime.units import Units
@@ -215,8 +215,8 @@ class Engine:
         step = self._step()
         failures = [t for t in step.trajectories if not t.passed]
         successes = [t for t in step.trajectories if t.passed] if phase.reflect == "all" else []
-        groups = [("failures", g) for g in _chunks(failures, phase.minibatch)] + [
-            ("successes", g) for g in _chunks(successes, phase.minibatch)
+        groups = [("failures", g) for g in chunks(failures, phase.minibatch)] + [
+            ("successes", g) for g in chunks(successes, phase.minibatch)
         ]
         assert len(groups) == minibatches(len(failures), phase.minibatch) + minibatches(
             len(successes), phase.minibatch
@@ -240,51 +240,21 @@ class Engine:
 
     async def visit_aggregate(self, phase: Aggregate) -> None:
         step = self._step()
+        skill, size, memory = self.state.current_skill, phase.merge_batch, self.memory()
         if self.train.mode == "full_rewrite":
-            step.merged_skill = await self._merge_candidates(step.candidates, phase.merge_batch)
+            step.merged_skill = await merge_candidates(self.optimizer, skill, step.candidates, size)
             return
-        failures = [p for p in step.patches if p.source == "failures"]
-        successes = [p for p in step.patches if p.source == "successes"]
-        merged = [
-            m
-            for m in (
-                await self._merge(failures, phase.merge_batch),
-                await self._merge(successes, phase.merge_batch),
+        merged = []
+        for source in ("failures", "successes"):  # apart, then together, failures first
+            patches = [p for p in step.patches if p.source == source]
+            merged += (
+                [m]
+                if (m := await merge_patches(self.optimizer, skill, patches, size, memory))
+                else []
             )
-            if m
-        ]
-        final = (
-            await self._merge(merged, 2) if len(merged) == 2 else (merged[0] if merged else None)
-        )
+        final = await merge_patches(self.optimizer, skill, merged, 2, memory)
         step.merged = final.edits if final else []
         step.record["merged"] = [edit_json(e) for e in step.merged]
-
-    async def _merge(self, patches: list[Patch], size: int) -> Patch | None:
-        """Hierarchical merge: groups of `size`; a group of one is carried over without a call."""
-        while len(patches) > 1:
-            groups = _chunks(patches, size)
-            results = await asyncio.gather(*(self._merge_group(g) for g in groups))
-            patches = list(results)
-        return patches[0] if patches else None
-
-    async def _merge_group(self, group: list[Patch]) -> Patch:
-        if len(group) == 1:
-            return group[0]
-        merged = await self.optimizer.merge(self.state.current_skill, group, self.memory())
-        return merged if merged is not None else _concatenated(group)  # unusable: keep them all
-
-    async def _merge_candidates(self, candidates: list[str], size: int) -> str | None:
-        """The same hierarchy as `_merge`, over whole candidate skills (full_rewrite)."""
-        while len(candidates) > 1:
-            groups = _chunks(candidates, size)
-            candidates = list(await asyncio.gather(*(self._merge_full_group(g) for g in groups)))
-        return candidates[0] if candidates else None
-
-    async def _merge_full_group(self, group: list[str]) -> str:
-        if len(group) == 1:
-            return group[0]
-        merged = await self.optimizer.merge_full(self.state.current_skill, group)
-        return merged or group[0]  # unusable: keep the first candidate
 
     async def visit_select(self, phase: Select) -> None:
         step = self._step()
@@ -464,24 +434,6 @@ class Engine:
     def _step(self) -> Step:
         assert self.step is not None
         return self.step
-
-
-def _chunks(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
-
-
-def _concatenated(patches: list[Patch]) -> Patch:
-    seen: dict[str, Edit] = {}
-    for edit in (e for p in patches for e in p.edits):
-        key = json.dumps([edit.op, edit.anchor, edit.content])
-        seen[key] = (
-            Edit(
-                edit.op, edit.content, edit.anchor, edit.rationale, seen[key].support + edit.support
-            )
-            if key in seen
-            else edit
-        )
-    return Patch(patches[0].source, list(seen.values()))
 
 
 def _outcomes(applied: Applied) -> list[dict[str, Any]]:
