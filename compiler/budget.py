@@ -54,7 +54,10 @@ def verdict(job: Job, budget: Budget, models: dict[str, ModelSettings]) -> Verdi
     usd_known = all(models[m].price is not None for m in used)
     unchecked = []
     if budget.time_s is not None:
-        unchecked.append("time: enforced while running (call latency is not known in advance)")
+        unchecked.append(
+            "time: checked before each step (it starts while the time left holds about one"
+            " more step and the final test)"
+        )
     if budget.usd is not None and not usd_known:
         unknown = sorted(m for m in used if models[m].price is None)
         unchecked.append(f"usd: no price known for {', '.join(unknown)}")
