@@ -1,16 +1,16 @@
 """The training loop: the plan's phases, in order, each dispatched to `visit_<phase>`.
 
 The engine keeps the run's state (current and best skill, scores, step buffer, meta skill,
-history) and writes it after every step, so that `--resume` continues from the last finished
-step; calls of an unfinished step are answered again from the response cache for free.
+history) and writes it after every unit, so that `--resume` continues from the last finished
+one; calls of an unfinished step are answered again from the response cache for free. Every
+fact it learns is a typed event in the run's journal the moment it happens (runtime/events.py):
+phases, proposals, candidates, gate decisions, finished steps, epoch boundaries, the test.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict
 
 from skopt.compiler.dataset import Item, batches, epoch_order
 from skopt.compiler.phases import minibatches
@@ -21,6 +21,7 @@ from skopt.compiler.plan import (
     Gate,
     Job,
     MetaSkill,
+    Phase,
     Reflect,
     Rollout,
     Select,
@@ -32,63 +33,31 @@ from skopt.compiler.splits import Splits
 from skopt.compiler.tokens import counter_for
 from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
-from skopt.runtime.edits import (
-    SLOW_UPDATE,
-    Applied,
-    Edit,
-    SizeLimit,
-    apply_edits,
-    find_regions,
-    replace_region,
-    without_leaks,
-)
+from skopt.runtime.candidate import edit_record, guarded, outcomes, prompt_json, with_guidance
+from skopt.runtime.edits import Edit, SizeLimit, apply_edits
 from skopt.runtime.errors import BudgetExhausted
+from skopt.runtime.events import (
+    BaselineScored,
+    BudgetStop,
+    CandidateBuilt,
+    EditsProposed,
+    EpochBoundary,
+    EventSink,
+    FinalTestScored,
+    GateDecided,
+    GateResult,
+    ItemScores,
+    PhaseFinished,
+    PhaseStarted,
+    StepFinished,
+    StepRecord,
+    StepResult,
+)
 from skopt.runtime.merge import chunks, merge_candidates, merge_patches
-from skopt.runtime.optimizer import Memory, Optimizer, Patch, edit_json
+from skopt.runtime.optimizer import Memory, Optimizer, Patch, Record
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
+from skopt.runtime.state import Scores, Source, State, Step
 from skopt.runtime.units import Units
-
-
-@dataclass
-class State:
-    """Everything needed to continue a run after its last finished step."""
-
-    next_phase: int = 0
-    version: int = 0
-    initial_skill: str = ""
-    current_skill: str = ""
-    best_skill: str = ""
-    baseline_score: float = 0.0
-    current_score: float = 0.0
-    best_score: float = 0.0
-    current_scores: dict[str, list[float]] = field(default_factory=dict)
-    epoch_start_skill: str = ""
-    step_buffer: list[str] = field(default_factory=list)
-    meta_skill: str = ""
-    epoch_log: dict[str, list[Any]] = field(
-        default_factory=lambda: {"accepted": [], "rejected": []}
-    )
-    history: list[dict[str, Any]] = field(default_factory=list)
-    test: dict[str, float] = field(default_factory=dict)
-    stopped: dict[str, Any] | None = None  # a budget stop: which limit, before which step
-    elapsed_s: float = 0.0
-    baseline_s: float = 0.0  # how long the baseline took: the pace a time budget plans with
-
-
-@dataclass
-class Step:
-    """What the phases of the step under way hand each other."""
-
-    number: int
-    epoch: int
-    trajectories: list[Trajectory] = field(default_factory=list)
-    patches: list[Patch] = field(default_factory=list)
-    candidates: list[str] = field(default_factory=list)  # full_rewrite mode
-    merged: list[Edit] = field(default_factory=list)
-    merged_skill: str | None = None
-    selected: list[Edit] = field(default_factory=list)
-    candidate: str | None = None
-    record: dict[str, Any] = field(default_factory=dict)
 
 
 class Engine:
@@ -101,11 +70,11 @@ class Engine:
         optimizer: Optimizer,
         leaks: set[str],
         state: State,
-        on_step: Callable[[dict[str, Any], int], None] | None = None,
+        journal: EventSink,
     ) -> None:
-        self.on_step = on_step
         self.job, self.splits, self.folder = job, splits, folder
         self.scorer, self.optimizer, self.leaks, self.state = scorer, optimizer, leaks, state
+        self.journal = journal
         self.train = job.train
         self.ledger = scorer.layer.ledger
         self.models = dict(scorer.layer.models)
@@ -127,9 +96,13 @@ class Engine:
                 continue  # stopped by the budget: on to the final test
             if isinstance(phase, Rollout):
                 self.step = Step(phase.step, phase.epoch)
+            self.journal.emit(PhaseStarted(phase=phase.phase, step=phase.step, epoch=phase.epoch))
             await getattr(self, f"visit_{phase.phase}")(phase)
+            if isinstance(phase, Reflect | Aggregate | Select | Update):
+                self._step().answers += self.answers(phase.step)
+            self.journal.emit(PhaseFinished(phase=phase.phase, step=phase.step, epoch=phase.epoch))
             self.state.next_phase = index + 1
-            if self._finishes_unit(index):
+            if self._finishes_unit(phase):
                 self.save()
         self.units.close()
         return self.state
@@ -148,29 +121,28 @@ class Engine:
     def _stop(self, index: int, limit: str) -> None:
         """Record a budget stop before the step at `index` and go on to the final test."""
         phases = self.job.phases
-        self.state.stopped = {"limit": limit, "before_step": phases[index].step}
+        self.state.stopped = BudgetStop(limit=limit, before_step=phases[index].step)
+        self.journal.emit(self.state.stopped)
         self.state.next_phase = next(
             (i for i, p in enumerate(phases) if isinstance(p, FinalTest)), len(phases)
         )
         self.save()
 
-    def _finishes_unit(self, index: int) -> bool:
+    def _finishes_unit(self, phase: Phase) -> bool:
         """State is saved after the baseline, each gate, each boundary phase and the test."""
-        return not isinstance(
-            self.job.phases[index], Rollout | Reflect | Aggregate | Select | Update
-        )
+        return not isinstance(phase, Rollout | Reflect | Aggregate | Select | Update)
 
     def save(self) -> None:
         self.state.elapsed_s = self.ledger.elapsed()  # the time budget counts every session
-        write_json(self.folder.state, asdict(self.state))
+        write_atomic(self.folder.state, self.state.model_dump_json(indent=2) + "\n")
 
-    # -- scoring helpers ------------------------------------------------------------------
+    # -- helpers --------------------------------------------------------------------------
 
     def gate_items(self) -> list[Item]:
         items = self.splits.get(self.train.gate.split)
         return items[: self.train.gate.samples] if self.train.gate.samples else items
 
-    async def score_on_gate(self, skill: str, phase: str) -> dict[str, tuple[float, float]]:
+    async def score_on_gate(self, skill: str, phase: str) -> Scores:
         trajectories = await self.scorer.rollout(
             skill, self.gate_items(), phase, self.train.gate.repeats
         )
@@ -179,6 +151,14 @@ class Engine:
     def memory(self) -> Memory:
         return Memory(self.state.meta_skill, "\n".join(self.state.step_buffer[-20:]))
 
+    def answers(self, step: int) -> list[Record]:
+        """The optimizer's answers since the last call, each journaled."""
+        found = list(self.optimizer.records)
+        self.optimizer.records.clear()
+        for r in found:
+            self.journal.emit(r.event(step))
+        return found
+
     # -- phases ---------------------------------------------------------------------------
 
     async def visit_baseline(self, phase: Baseline) -> None:
@@ -186,9 +166,12 @@ class Engine:
         started = self.ledger.elapsed()
         scores = await self.score_on_gate(s.current_skill, "baseline")
         s.baseline_s = self.ledger.elapsed() - started
-        s.current_scores = {k: list(v) for k, v in scores.items()}
+        s.current_scores = scores
         s.baseline_score = s.current_score = s.best_score = gating.metric(scores, self.train.gate)
         s.epoch_start_skill = s.current_skill
+        self.journal.emit(
+            BaselineScored(score=s.baseline_score, items={k: v[0] for k, v in scores.items()})
+        )
         self.folder.write_skill(0, s.current_skill)
         self.folder.write_best(s.best_skill)
 
@@ -203,36 +186,42 @@ class Engine:
         step.trajectories = await self.scorer.rollout(
             self.state.current_skill, batch, "rollout", phase.rollouts, remember=False
         )
-        failed = [t for t in step.trajectories if not t.passed]
-        step.record = {
-            "step": phase.step,
-            "epoch": phase.epoch,
-            "items": [t.key for t in step.trajectories],
-            "failures": len(failed),
-        }
 
     async def visit_reflect(self, phase: Reflect) -> None:
         step = self._step()
-        failures = [t for t in step.trajectories if not t.passed]
         successes = [t for t in step.trajectories if t.passed] if phase.reflect == "all" else []
-        groups = [("failures", g) for g in chunks(failures, phase.minibatch)] + [
-            ("successes", g) for g in chunks(successes, phase.minibatch)
-        ]
-        assert len(groups) == minibatches(len(failures), phase.minibatch) + minibatches(
+        groups: list[tuple[Source, list[Trajectory]]] = [
+            ("failures", g) for g in chunks(step.failures, phase.minibatch)
+        ] + [("successes", g) for g in chunks(successes, phase.minibatch)]
+        assert len(groups) == minibatches(len(step.failures), phase.minibatch) + minibatches(
             len(successes), phase.minibatch
         )
         skill, memory, max_edits = self.state.current_skill, self.memory(), self._max_edits()
+        proposals: list[tuple[Source, list[Trajectory], list[Edit], str | None]]
         if self.train.mode == "full_rewrite":
             texts = await asyncio.gather(
                 *(self.optimizer.reflect_full(skill, g, kind, memory) for kind, g in groups)
             )
             step.candidates = [t for t in texts if t]
+            proposals = [(kind, g, [], text) for (kind, g), text in zip(groups, texts, strict=True)]
         else:
             patches = await asyncio.gather(
                 *(self.optimizer.reflect(skill, g, kind, max_edits, memory) for kind, g in groups)
             )
             step.patches = [p for p in patches if p.edits]
-        step.record["patches"] = [[edit_json(e) for e in p.edits] for p in step.patches]
+            proposals = [
+                (kind, g, p.edits, None) for (kind, g), p in zip(groups, patches, strict=True)
+            ]
+        for kind, group, edits, text in proposals:
+            self.journal.emit(
+                EditsProposed(
+                    step=step.number,
+                    source=kind,
+                    items=[t.key for t in group],
+                    edits=[edit_record(e) for e in edits],
+                    rewrite=text,
+                )
+            )
 
     def _max_edits(self) -> int:
         rates = [r for r in self.job.schedule.lr if r is not None]
@@ -244,17 +233,13 @@ class Engine:
         if self.train.mode == "full_rewrite":
             step.merged_skill = await merge_candidates(self.optimizer, skill, step.candidates, size)
             return
-        merged = []
+        merged: list[Patch] = []
         for source in ("failures", "successes"):  # apart, then together, failures first
             patches = [p for p in step.patches if p.source == source]
-            merged += (
-                [m]
-                if (m := await merge_patches(self.optimizer, skill, patches, size, memory))
-                else []
-            )
+            one = await merge_patches(self.optimizer, skill, patches, size, memory)
+            merged += [one] if one else []
         final = await merge_patches(self.optimizer, skill, merged, 2, memory)
         step.merged = final.edits if final else []
-        step.record["merged"] = [edit_json(e) for e in step.merged]
 
     async def visit_select(self, phase: Select) -> None:
         step = self._step()
@@ -275,85 +260,126 @@ class Engine:
             step.selected = [edits[i] for i in picked] if picked else _by_support(edits)[:lr]
         else:
             step.selected = list(edits)
-        step.record["lr"] = lr
-        step.record["selected"] = [edit_json(e) for e in step.selected]
+        step.lr = lr
 
     async def visit_update(self, phase: Update) -> None:
         step = self._step()
         skill = self.state.current_skill
         limit = SizeLimit(phase.max_skill_tokens, self.skill_tokens.count)
         if phase.mode == "full_rewrite":
-            step.candidate = self._guarded(skill, _keep_regions(skill, step.merged_skill))
+            step.candidate = self._guarded(skill, step.merged_skill)
         elif phase.mode == "rewrite" and step.selected:
             text = await self.optimizer.rewrite(skill, step.selected)
-            step.candidate = self._guarded(skill, _keep_regions(skill, text))
+            step.candidate = self._guarded(skill, text)
         elif step.selected:
             applied = apply_edits(skill, step.selected, gold_answers=self.leaks, limit=limit)
             step.candidate = applied.skill
-            step.record["outcomes"] = _outcomes(applied)
+            step.outcomes = outcomes(applied)
         if step.candidate is not None and (refused := limit.refusal(step.candidate)):
-            step.record["refused"] = refused  # a rewrite past the plan's bound: no candidate
+            step.refused = refused  # a rewrite past the plan's bound: no candidate
             step.candidate = None
         if step.candidate == skill:
             step.candidate = None
+        self.journal.emit(
+            CandidateBuilt(
+                step=step.number,
+                lr=step.lr,
+                selected=[edit_record(e) for e in step.selected],
+                outcomes=step.outcomes,
+                candidate=skill_hash(step.candidate) if step.candidate is not None else None,
+                skill=step.candidate,
+                refused=step.refused or "",
+            )
+        )
 
     def _guarded(self, skill: str, rewritten: str | None) -> str | None:
-        """A rewritten skill less the lines that would leak a gold answer (the leakage guard
-        of patches, for whole skills); what was refused is recorded like a patch's edits."""
+        """A rewrite past the rules every candidate passes; what they refused is recorded like
+        a patch's skipped edits."""
         if not rewritten:
             return None
-        guarded = without_leaks(skill, rewritten, self.leaks)
-        self._step().record["outcomes"] = _outcomes(guarded)
-        return guarded.skill
+        applied = guarded(skill, rewritten, self.leaks)
+        self._step().outcomes = outcomes(applied)
+        return applied.skill
 
     async def visit_gate(self, phase: Gate) -> None:
         step = self._step()
         s = self.state
-        if step.candidate is None:
-            step.record["decision"] = {"accepted": False, "reason": "no candidate"}
-        else:
-            scores = await self.score_on_gate(step.candidate, "gate")
-            current = {k: (v[0], v[1]) for k, v in s.current_scores.items()}
-            decision = gating.decide(current, scores, self.train.gate)
-            step.record["decision"] = asdict(decision) | {"candidate": skill_hash(step.candidate)}
-            if decision.accepted:
-                self._accept(step.candidate, scores, decision.after)
-                s.epoch_log["accepted"] += [edit_json(e) for e in step.selected]
-            else:
-                s.epoch_log["rejected"] += [edit_json(e) for e in step.selected]
-                s.step_buffer += [
-                    f"- rejected ({decision.before:.3f} -> {decision.after:.3f}): {e.content[:160]}"
-                    for e in step.selected
-                ]
+        decision = GateResult(accepted=False, reason="no candidate")
+        if step.candidate is not None:
+            decision = await self._decide(step, step.candidate)
         # The step's own failures join the buffer only now: its reflection already saw them.
         s.step_buffer += [
-            f"- failed: {t.item.input[:200]} (answered {t.answer[:80]!r})"
-            for t in step.trajectories
-            if not t.passed
+            f"- failed: {t.item.input[:200]} (answered {t.answer[:80]!r})" for t in step.failures
         ][:5]
         s.version += 1
         self.folder.write_skill(s.version, s.current_skill)
-        self.folder.write_step(phase.step, "record.json", step.record)
-        self.folder.write_step(
-            phase.step, "rollouts.json", [_trajectory(t) for t in step.trajectories]
+        self._write_step(step, decision)
+        result = StepResult(
+            step=step.number,
+            epoch=step.epoch,
+            failures=len(step.failures),
+            decision=decision,
+            score=s.current_score,
+            best=s.best_score,
         )
-        if step.candidate is not None:
-            write_atomic(self.folder.step(phase.step) / "candidate.md", step.candidate)
-        self.folder.write_step(
-            phase.step, "optimizer.json", [asdict(r) for r in self.optimizer.records]
-        )
-        self.optimizer.records.clear()
-        s.history.append(
-            {k: step.record[k] for k in ("step", "epoch", "failures") if k in step.record}
-            | {"decision": step.record["decision"], "score": s.current_score, "best": s.best_score}
-        )
-        if self.on_step:
-            self.on_step(s.history[-1], self.job.schedule.total_steps)
+        s.history.append(result)
+        self.journal.emit(StepFinished(result=result, version=s.version, skill=s.current_skill))
 
-    def _accept(self, skill: str, scores: dict[str, tuple[float, float]], score: float) -> None:
+    async def _decide(self, step: Step, candidate: str) -> GateResult:
+        """Score the candidate on the gate split and accept or reject it."""
         s = self.state
-        s.current_skill, s.current_score = skill, score
-        s.current_scores = {k: list(v) for k, v in scores.items()}
+        scores = await self.score_on_gate(candidate, "gate")
+        verdict = gating.decide(s.current_scores, scores, self.train.gate)
+        decision = GateResult(
+            accepted=verdict.accepted,
+            reason=verdict.reason,
+            before=verdict.before,
+            after=verdict.after,
+            regressions=list(verdict.regressions),
+            candidate=skill_hash(candidate),
+        )
+        items = {
+            key: ItemScores(before=s.current_scores.get(key, (0.0, 0.0))[0], after=hard)
+            for key, (hard, _) in scores.items()
+        }
+        self.journal.emit(GateDecided(step=step.number, decision=decision, items=items))
+        edits = [edit_record(e) for e in step.selected]
+        if verdict.accepted:
+            self._accept(candidate, scores, verdict.after)
+            s.accepted_edits += edits
+        else:
+            s.rejected_edits += edits
+            s.step_buffer += [
+                f"- rejected ({verdict.before:.3f} -> {verdict.after:.3f}): {e.content[:160]}"
+                for e in step.selected
+            ]
+        return decision
+
+    def _write_step(self, step: Step, decision: GateResult) -> None:
+        """The step's folder: its record, rollouts, candidate and optimizer answers."""
+        record = StepRecord(
+            step=step.number,
+            epoch=step.epoch,
+            items=[t.key for t in step.trajectories],
+            failures=len(step.failures),
+            patches=[[edit_record(e) for e in p.edits] for p in step.patches],
+            merged=[edit_record(e) for e in step.merged],
+            lr=step.lr,
+            selected=[edit_record(e) for e in step.selected],
+            outcomes=step.outcomes,
+            refused=step.refused,
+            decision=decision,
+        )
+        folder = self.folder.step(step.number)
+        write_atomic(folder / "record.json", record.model_dump_json(indent=2, exclude_none=True))
+        write_json(folder / "rollouts.json", [t.record() for t in step.trajectories])
+        if step.candidate is not None:
+            write_atomic(folder / "candidate.md", step.candidate)
+        write_json(folder / "optimizer.json", [asdict(r) for r in step.answers])
+
+    def _accept(self, skill: str, scores: Scores, score: float) -> None:
+        s = self.state
+        s.current_skill, s.current_score, s.current_scores = skill, score, scores
         if score > s.best_score:
             s.best_skill, s.best_score = skill, score
             self.folder.write_best(skill)
@@ -377,48 +403,60 @@ class Engine:
         guidance = await self.optimizer.slow_update(s.current_skill, pairs)
         candidate = self._with_guidance(phase.step, guidance) if guidance else None
         limit = SizeLimit(phase.max_skill_tokens, self.skill_tokens.count)
+        note = "" if guidance else "nothing usable"
         if candidate is not None and (refused := limit.refusal(candidate)):
             self.folder.write_step(phase.step, "slow_update_refused.json", {"reason": refused})
+            note = refused
+        elif candidate is not None and not phase.gated:
+            s.current_skill = candidate  # force-applied; scores move with the next gate
         elif candidate is not None:
-            if not phase.gated:
-                s.current_skill = candidate  # force-applied; scores move with the next gate
+            scores = await self.score_on_gate(candidate, "slow_update")
+            if gating.decide(s.current_scores, scores, self.train.gate).accepted:
+                self._accept(candidate, scores, gating.metric(scores, self.train.gate))
             else:
-                scores = await self.score_on_gate(candidate, "slow_update")
-                current = {k: (v[0], v[1]) for k, v in s.current_scores.items()}
-                if gating.decide(current, scores, self.train.gate).accepted:
-                    self._accept(candidate, scores, gating.metric(scores, self.train.gate))
-        self._boundary_records(phase)
+                note = "rejected by the gate"
+        self._boundary(phase, guidance, applied=candidate is not None and not note, note=note)
 
     def _with_guidance(self, step: int, guidance: str) -> str:
-        """The current skill with `guidance` in its protected region, past the leakage guard:
-        slow update may compare on the valid split, whose answers the guidance must not copy."""
-        skill = self.state.current_skill
-        guarded = without_leaks(skill, replace_region(skill, SLOW_UPDATE, guidance), self.leaks)
-        self.folder.write_step(step, "slow_update_outcomes.json", _outcomes(guarded))
-        return guarded.skill
+        applied = with_guidance(self.state.current_skill, guidance, self.leaks)
+        refused = [o.model_dump() for o in outcomes(applied)]
+        self.folder.write_step(step, "slow_update_outcomes.json", refused)
+        return applied.skill
 
     async def visit_meta_skill(self, phase: MetaSkill) -> None:
         s = self.state
         history = {
-            "accepted": s.epoch_log["accepted"],
-            "rejected": s.epoch_log["rejected"],
-            "scores": [h["score"] for h in s.history[-self.job.schedule.steps_per_epoch :]],
+            "accepted": [prompt_json(r) for r in s.accepted_edits],
+            "rejected": [prompt_json(r) for r in s.rejected_edits],
+            "scores": [h.score for h in s.history[-self.job.schedule.steps_per_epoch :]],
         }
-        s.meta_skill = await self.optimizer.meta_skill(history, s.meta_skill) or s.meta_skill
-        self._boundary_records(phase)
+        written = await self.optimizer.meta_skill(history, s.meta_skill)
+        s.meta_skill = written or s.meta_skill
+        self._boundary(phase, written, applied=written is not None)
 
-    def _boundary_records(self, phase: SlowUpdate | MetaSkill) -> None:
-        """The boundary's optimizer calls, kept with the step they precede."""
-        records = [asdict(r) for r in self.optimizer.records]
-        self.folder.write_step(phase.step, f"{phase.phase}.json", records)
-        self.optimizer.records.clear()
+    def _boundary(
+        self, phase: SlowUpdate | MetaSkill, text: str | None, applied: bool, note: str = ""
+    ) -> None:
+        """Journal what a boundary phase produced; its optimizer answers go with the step it
+        precedes."""
+        answers = self.answers(phase.step)
+        self.folder.write_step(phase.step, f"{phase.phase}.json", [asdict(r) for r in answers])
+        self.journal.emit(
+            EpochBoundary(
+                step=phase.step,
+                epoch=phase.epoch,
+                phase=phase.phase,
+                text=text,
+                applied=applied,
+                note=note,
+            )
+        )
 
     def _new_epoch(self) -> None:
         """The step buffer and the epoch's log start empty; slow update compares from here."""
         s = self.state
         s.epoch_start_skill = s.current_skill
-        s.step_buffer = []
-        s.epoch_log = {"accepted": [], "rejected": []}
+        s.step_buffer, s.accepted_edits, s.rejected_edits = [], [], []
 
     async def visit_final_test(self, phase: FinalTest) -> None:
         s = self.state
@@ -430,44 +468,17 @@ class Engine:
             else await self.scorer.rollout(s.best_skill, test, "final_test")
         )
         s.test = {"initial": _mean(initial), "best": _mean(best)}
+        self.journal.emit(
+            FinalTestScored(initial=s.test["initial"], best=s.test["best"], items=len(test))
+        )
 
     def _step(self) -> Step:
         assert self.step is not None
         return self.step
 
 
-def _outcomes(applied: Applied) -> list[dict[str, Any]]:
-    return [
-        {"edit": edit_json(o.edit), "status": o.status, "reason": o.reason}
-        for o in applied.outcomes
-    ]
-
-
 def _by_support(edits: list[Edit]) -> list[Edit]:
     return sorted(edits, key=lambda e: -e.support)
-
-
-def _keep_regions(old: str, new: str | None) -> str | None:
-    """A rewritten skill keeps the protected slow-update region of the old one, verbatim."""
-    if new is None:
-        return None
-    regions = [r for r in find_regions(old) if r.name == SLOW_UPDATE]
-    return (
-        replace_region(new, SLOW_UPDATE, old[regions[0].body_start : regions[0].body_end])
-        if regions
-        else new
-    )
-
-
-def _trajectory(t: Trajectory) -> dict[str, Any]:
-    return {
-        "item": t.item.id,
-        "repeat": t.repeat,
-        "output": t.output,
-        "answer": t.answer,
-        "hard": t.hard,
-        "soft": t.soft,
-    }
 
 
 def _mean(trajectories: list[Trajectory]) -> float:

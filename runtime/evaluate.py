@@ -31,7 +31,7 @@ from skopt.runtime.errors import (
     MissingKey,
     ReplayMiss,
 )
-from skopt.runtime.events import ListSink
+from skopt.runtime.events import CallEvent, ListSink
 from skopt.runtime.ledger import Ledger
 from skopt.runtime.scoring import Scorer
 
@@ -87,7 +87,8 @@ def evaluate(plan: Plan, skill: str, split: str = "test", harness: str = "plain"
         raise CannotEvaluate(f"the {split} split of env '{settings.name}' has no items")
     sink = ListSink()
     hard, soft = asyncio.run(_score(plan, target, env, skill, items, sink))
-    paid = [e for e in sink.events if not e.cache_hit]
+    calls = [e for e in sink.events if isinstance(e, CallEvent)]
+    paid = [e for e in calls if not e.cache_hit]
     return Evaluation(
         recipe=plan.recipe,
         split=split,
@@ -98,8 +99,8 @@ def evaluate(plan: Plan, skill: str, split: str = "test", harness: str = "plain"
         hard=hard,
         soft=soft,
         simulation=target.provider == "sim",
-        calls=len(sink.events),
-        cache_hits=len(sink.events) - len(paid),
+        calls=len(calls),
+        cache_hits=len(calls) - len(paid),
         usd=None if any(e.usd is None for e in paid) else sum(e.usd or 0.0 for e in paid),
         notes=_notes(train.prompts),
     )

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from skopt.prompts import render
 from skopt.runtime.calls import CallLayer
 from skopt.runtime.edits import Edit
+from skopt.runtime.events import OptimizerAnswer
 from skopt.runtime.request import Message, Request
 from skopt.runtime.scoring import Trajectory
 from skopt.runtime.structured import Structured, ask_json
@@ -27,7 +28,7 @@ class Memory:
 
 @dataclass
 class Record:
-    """One optimizer call's outcome, for steps/NNNN/optimizer.jsonl."""
+    """One optimizer call's outcome (steps/NNNN/optimizer.json, and the journal)."""
 
     task: str
     usable: bool
@@ -35,6 +36,10 @@ class Record:
     reasked: bool
     problem: str
     raw: tuple[str, ...] = ()
+
+    def event(self, step: int) -> OptimizerAnswer:
+        fields = asdict(self) | {"raw": list(self.raw)}
+        return OptimizerAnswer(step=step, **fields)
 
 
 @dataclass

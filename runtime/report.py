@@ -1,32 +1,32 @@
-"""What `skopt report` says about a run folder (SPEC §1, §4, §5.3): pure functions over its files.
+"""What `skopt report` says about a run folder (SPEC §1, §4, §5.3): pure functions over its
+plan and its journal.
 
-A folder is a run folder when it holds the marker that `skopt run` writes first. The
-scores and gate decisions come from `summary.json` when the run ended (done, or stopped by
-the budget after its final test), else from `state.json` (an interrupted, failed or killed
-run keeps its last finished step there); how its last session ended is in the journal.
-Plan against actual counts the journal's call events per (phase, role) — cache hits are
-engine calls answered for free, so they count as calls and are also shown apart — and sets
-them next to the plan's ranges; an actual outside its range is flagged. For an unfinished
-run only an actual above the plan's maximum is flagged: the minima hold for a whole run.
+A folder is a run folder when it holds the marker that `skopt run` writes first. Everything
+else comes from the journal (runtime/journal.py), the single record of a run: scores (the
+baseline, each finished step, the final test), gate decisions, how the last session ended, and
+plan against actual — the journal's call events per (phase, role); cache hits are engine calls
+answered for free, so they count as calls and are also shown apart. An actual outside its
+range is flagged; for a run that did not finish, only an actual above the plan's maximum is
+(the minima hold for a whole run).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from skopt.compiler.cost import usd as plan_usd
 from skopt.compiler.plan import PHASE_ORDER, Count, Job, Plan, Usd
 from skopt.compiler.saved import PlanUnreadable, read_plan
 from skopt.runtime.claim import NotARunFolder, open_folder, read_marker
-from skopt.runtime.events import CallEvent, RunEvent
+from skopt.runtime.events import BaselineScored, CallEvent, FinalTestScored, StepFinished
+from skopt.runtime.journal import Journal, read_journal
 
-# finished: done; budget: stopped by the budget (test scored); interrupted, failed: how the last
-# session ended; unfinished: killed (no end recorded); not started: no step state yet.
+# finished: done; budget: stopped by the budget; interrupted, failed: how the last session
+# ended; unfinished: no end recorded (killed, or still running); not started: no score yet.
 Status = Literal["finished", "budget", "interrupted", "failed", "unfinished", "not started"]
 USD_SLACK = 1e-6  # the plan rounds dollars to 6 decimals
 
@@ -103,44 +103,33 @@ def report(root: Path) -> Report:
     folder = open_folder(root, "run")
     plan = _plan(root / "plan.json")
     job = plan.jobs[0]
-    summary = _object(root / "summary.json")
-    state = summary if summary is not None else _object(folder.state)
-    history = [h for h in (state or {}).get("history", []) if isinstance(h, dict)]
-    try:
-        decisions = [_decision(h) for h in history]
-    except (ValidationError, ValueError, TypeError) as exc:
-        raise NotARunFolder(f"{root}: its step history cannot be read: {str(exc)[:200]}") from None
-    events, sessions, unreadable = read_journal(folder.events)
-    status, ended = _status(summary, state, sessions)
+    journal = read_journal(folder.events)
+    decisions = [_decision(e) for e in journal.steps]
+    status, ended = run_status(journal)
     return Report(
         folder=str(root),
         recipe=plan.recipe,
         status=status,
         ended=ended,
-        simulation=_simulation(plan, job, summary),
-        steps_done=len(history),
+        simulation=_simulation(plan, job),
+        steps_done=len(decisions),
         steps_planned=job.schedule.total_steps,
         accepted=sum(d.accepted for d in decisions),
         rejected=sum(not d.accepted and d.reason != "no candidate" for d in decisions),
-        scores=scores(job, summary, state),
+        scores=scores(job, journal),
         decisions=decisions,
-        usage=usage(plan, job, events, finished=summary is not None and not ended),
-        unreadable_events=unreadable,
+        usage=usage(plan, job, journal.calls, finished=status == "finished"),
+        unreadable_events=journal.unreadable,
     )
 
 
-def _status(
-    summary: dict[str, Any] | None, state: dict[str, Any] | None, sessions: list[RunEvent]
-) -> tuple[Status, str]:
-    """How the run stands, and why its last session ended where that is not "done"."""
-    last = sessions[-1] if sessions else None
-    ended = last.outcome if last is not None and last.status == "finished" else ""
-    detail = last.detail if last is not None and ended in ("budget", "failed") else ""
-    if summary is not None:
-        return ("budget", detail) if summary.get("stopped") else ("finished", "")
-    if ended in ("budget", "interrupted", "failed"):
-        return ended, detail  # type: ignore[return-value]
-    return ("unfinished" if state is not None else "not started"), ""
+def run_status(journal: Journal) -> tuple[Status, str]:
+    """How the run stands, and why its last session ended where that was not "done"."""
+    ended = journal.ended
+    if ended is not None:
+        return ("finished", "") if ended.outcome == "done" else (ended.outcome, ended.detail)
+    started = journal.last(BaselineScored) is not None
+    return ("unfinished" if started else "not started"), ""
 
 
 def _plan(path: Path) -> Plan:
@@ -152,86 +141,41 @@ def _plan(path: Path) -> Plan:
         raise NotARunFolder(str(exc)) from None
 
 
-def _object(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise NotARunFolder(f"{path} cannot be read: {str(exc)[:200]}") from None
-    if not isinstance(data, dict):
-        raise NotARunFolder(f"{path} is not a JSON object")
-    return data
-
-
-def read_journal(path: Path) -> tuple[list[CallEvent], list[RunEvent], int]:
-    """The journal's call events, its session events, and how many lines could not be read."""
-    if not path.is_file():
-        return [], [], 0
-    calls: list[CallEvent] = []
-    sessions: list[RunEvent] = []
-    unreadable = 0
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            if data.get("kind") == "run":
-                sessions.append(RunEvent(**data))
-            else:
-                calls.append(CallEvent(**data))
-        except (ValueError, TypeError, AttributeError):
-            unreadable += 1
-    return calls, sessions, unreadable
-
-
-def _simulation(plan: Plan, job: Job, summary: dict[str, Any] | None) -> bool:
-    if summary is not None and "simulation" in summary:
-        return bool(summary["simulation"])
+def _simulation(plan: Plan, job: Job) -> bool:
     used = (job.train.target, job.train.optimizer)
     return any(m.provider == "sim" for m in plan.models if m.name in used)
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def scores(job: Job, summary: dict[str, Any] | None, state: dict[str, Any] | None) -> Scores:
-    """Gate and test scores, from the summary of a finished run or the state of a stopped one;
-    None where the run has no such score yet."""
-    if summary is not None:
-        gate = summary.get("gate") or {}
-        found = [gate.get(k) for k in ("initial", "best", "final")]
-    else:
-        found = [(state or {}).get(k) for k in ("baseline_score", "best_score", "current_score")]
-    initial, best, final = (_number(v) for v in found)
-    test = (state or {}).get("test") or {}
-    test_best = _number(test.get("best"))
+def scores(job: Job, journal: Journal) -> Scores:
+    """Gate and test scores as far as the run got; None where it has no such score yet."""
+    baseline = journal.last(BaselineScored)
+    steps = journal.steps
+    initial = baseline.score if baseline else None
+    best = steps[-1].result.best if steps else initial
+    final = steps[-1].result.score if steps else initial
+    test = journal.last(FinalTestScored)
     return Scores(
         gate_split=job.train.gate.split,
         initial=initial,
         best=best,
         final=final,
-        test_initial=_number(test.get("initial")),
-        test_best=test_best,
-        gap=None if best is None or test_best is None else best - test_best,
+        test_initial=test.initial if test else None,
+        test_best=test.best if test else None,
+        gap=None if best is None or test is None else best - test.best,
     )
 
 
-def _decision(entry: Mapping[str, Any]) -> Decision:
-    decision = entry.get("decision") or {}
-    regressions = decision.get("regressions")
+def _decision(event: StepFinished) -> Decision:
+    r, d = event.result, event.result.decision
     return Decision(
-        step=int(entry.get("step", 0)),
-        epoch=int(entry.get("epoch", 0)),
-        failures=entry.get("failures"),
-        accepted=bool(decision.get("accepted")),
-        before=_number(decision.get("before")),
-        after=_number(decision.get("after")),
-        reason=str(decision.get("reason", "")),
-        regressions=len(regressions) if isinstance(regressions, list) else 0,
+        step=r.step,
+        epoch=r.epoch,
+        failures=r.failures,
+        accepted=d.accepted,
+        before=d.before,
+        after=d.after,
+        reason=d.reason,
+        regressions=len(d.regressions),
     )
 
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,7 +23,7 @@ from skopt.runtime.backends import Backend, backend_for
 from skopt.runtime.cache import ResponseCache, copy_cache
 from skopt.runtime.calls import CallLayer, usd
 from skopt.runtime.claim import NotARunFolder, check_new, claim, locked, open_folder
-from skopt.runtime.engine import Engine, State
+from skopt.runtime.engine import Engine
 from skopt.runtime.envs import EnvLoadError, env_for
 from skopt.runtime.errors import (
     BudgetExhausted,
@@ -35,11 +33,13 @@ from skopt.runtime.errors import (
     MissingKey,
     ReplayMiss,
 )
-from skopt.runtime.events import CallEvent, JsonlSink, RunEvent
+from skopt.runtime.events import CallEvent, Event, JsonlSink, RunFinished, RunStarted
 from skopt.runtime.exits import Exit, Outcome
+from skopt.runtime.journal import read_journal
 from skopt.runtime.ledger import Account, Cost, Ledger
 from skopt.runtime.optimizer import Optimizer
 from skopt.runtime.scoring import Scorer
+from skopt.runtime.state import State
 
 # What ends a run as a runtime failure (exit 1): what finished stays resumable.
 FAILURES: tuple[type[Exception], ...] = (
@@ -54,11 +54,9 @@ Clock = Callable[[], float]
 
 
 class Display(Protocol):
-    """What a live display is told: every call, and every finished step."""
+    """A live display: told every event of the journal as it is written."""
 
-    def call(self, event: CallEvent) -> None: ...
-
-    def step(self, record: dict[str, Any], total: int) -> None: ...
+    def emit(self, event: Event) -> None: ...
 
 
 class _Sinks:
@@ -67,10 +65,10 @@ class _Sinks:
     def __init__(self, journal: JsonlSink, show: Display | None) -> None:
         self.journal, self.show = journal, show
 
-    def emit(self, event: CallEvent) -> None:
+    def emit(self, event: Event) -> None:
         self.journal.emit(event)
         if self.show:
-            self.show.call(event)
+            self.show.emit(event)
 
 
 def start(
@@ -128,7 +126,7 @@ async def resume_job(
         plan = plan_of(folder)
         job = plan.jobs[0]
         data = read_json(folder.state) if folder.state.exists() else None
-        state = State(**data) if isinstance(data, dict) else initial_state(job)
+        state = State.model_validate(data) if isinstance(data, dict) else initial_state(job)
         if state.next_phase >= len(job.phases) and (folder.root / "summary.json").exists():
             return ended(folder, state, job)  # nothing left to do: write nothing
         splits = load_splits(_env(plan, job))
@@ -194,42 +192,54 @@ async def _run(
         reconcile(folder, cache, models)
         ledger = Ledger(plan.budget, clock)
         ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
-        journal.emit(RunEvent("resumed" if resumed else "started"))
-        layer = CallLayer(
-            models, backends, ledger, _Sinks(journal, show), cache, read_cache=not no_cache
-        )
+        sinks = _Sinks(journal, show)
+        sinks.emit(_started(plan, job, state, resumed))
+        layer = CallLayer(models, backends, ledger, sinks, cache, read_cache=not no_cache)
         env = _env(plan, job)
         prompts = job.train.prompts
         scorer = Scorer(layer, env_for(env), job.train.target, prompts, env.prompt)
         optimizer = Optimizer(layer, job.train.optimizer, prompts)
-        on_step = show.step if show else None
-        engine = Engine(job, splits, folder, scorer, optimizer, _leaks(splits), state, on_step)
-        return await _session(plan, job, folder, state, engine, journal)
+        engine = Engine(job, splits, folder, scorer, optimizer, _leaks(splits), state, sinks)
+        return await _session(plan, job, folder, state, engine, sinks)
     finally:
         cache.close()
         journal.close()
 
 
+def _started(plan: Plan, job: Job, state: State, resumed: bool) -> RunStarted:
+    """Where this session starts: a resumed run says at which step and phase."""
+    phases = job.phases
+    step = phases[state.next_phase].step if state.next_phase < len(phases) else len(phases)
+    return RunStarted(
+        recipe=plan.recipe,
+        resumed=resumed,
+        step=step,
+        phase=state.next_phase,
+        steps=job.schedule.total_steps,
+        skill=state.current_skill,
+    )
+
+
 async def _session(
-    plan: Plan, job: Job, folder: RunFolder, state: State, engine: Engine, journal: JsonlSink
+    plan: Plan, job: Job, folder: RunFolder, state: State, engine: Engine, sinks: _Sinks
 ) -> Outcome:
     """Run the engine and journal how the session ended."""
     try:
         await engine.run()
     except BudgetExhausted as exc:  # not even the baseline and the final test can be paid
-        journal.emit(RunEvent("finished", "budget", str(exc)))
+        sinks.emit(RunFinished(outcome="budget", detail=str(exc)))
         return Outcome(Exit.BUDGET, folder.root, f"stopped by the budget: {exc}")
     except (KeyboardInterrupt, asyncio.CancelledError):
-        journal.emit(RunEvent("finished", "interrupted"))
+        sinks.journal.emit(RunFinished(outcome="interrupted"))
         raise
     except FAILURES as exc:
-        journal.emit(RunEvent("finished", "failed", str(exc)))
+        sinks.emit(RunFinished(outcome="failed", detail=str(exc)))
         raise
     write_json(folder.root / "summary.json", summary(plan, job, state))
     write_atomic(folder.root / "best_skill.md", state.best_skill)
     outcome = ended(folder, state, job)
     word = "budget" if state.stopped else "done"
-    journal.emit(RunEvent("finished", word, stop_reason(state, job)))
+    sinks.emit(RunFinished(outcome=word, detail=stop_reason(state, job)))
     return outcome
 
 
@@ -244,14 +254,14 @@ def ended(folder: RunFolder, state: State, job: Job) -> Outcome:
 def stop_reason(state: State, job: Job) -> str:
     if not state.stopped:
         return ""
-    step, total = state.stopped["before_step"], job.schedule.total_steps
-    return f"the {state.stopped['limit']} budget cannot pay for step {step} of {total}"
+    step, total = state.stopped.before_step, job.schedule.total_steps
+    return f"the {state.stopped.limit} budget cannot pay for step {step} of {total}"
 
 
 def reconcile(folder: RunFolder, cache: ResponseCache, models: dict[str, ModelSettings]) -> None:
     """Journal every answer this run paid for that the journal lacks: a kill can fall between
     caching an answer and journaling it. Afterwards the journal counts every call paid."""
-    journaled = {e["key"] for e in _journal(folder) if e.get("ok") and not e.get("cache_hit")}
+    journaled = {e.key for e in read_journal(folder.events).calls if e.ok and not e.cache_hit}
     torn = folder.events.exists() and not folder.events.read_bytes().endswith(b"\n")
     with folder.events.open("a", encoding="utf-8") as out:
         if torn and folder.events.stat().st_size:
@@ -259,49 +269,35 @@ def reconcile(folder: RunFolder, cache: ResponseCache, models: dict[str, ModelSe
         for key, (model, role, phase), c in cache.paid():
             if key in journaled or model not in models:
                 continue
-            cost = usd(models[model], c.input_tokens, c.output_tokens)
             event = CallEvent(
-                role,
-                phase,
-                model,
-                c.input_tokens,
-                c.output_tokens,
-                cost,
-                c.latency_s,
-                0,
-                False,
-                True,
+                role=role,
+                phase=phase,
+                model=model,
+                input_tokens=c.input_tokens,
+                output_tokens=c.output_tokens,
+                usd=usd(models[model], c.input_tokens, c.output_tokens),
+                latency_s=c.latency_s,
+                retries=0,
+                cache_hit=False,
+                ok=True,
                 key=key,
             )
-            out.write(json.dumps(asdict(event), sort_keys=True) + "\n")
+            out.write(event.model_dump_json() + "\n")
 
 
 def spent_so_far(folder: RunFolder) -> tuple[Cost, dict[tuple[str, str], Account]]:
     """What earlier sessions of this run paid, from its journal (empty for a new run)."""
     spent = Cost()
     accounts: dict[tuple[str, str], Account] = {}
-    for event in _journal(folder):
-        if event.get("kind") != "call" or not event.get("ok") or event.get("cache_hit"):
+    for event in read_journal(folder.events).calls:
+        if not event.ok or event.cache_hit:
             continue
-        cost = Cost(1, event["input_tokens"], event["output_tokens"], event.get("usd") or 0.0)
+        cost = Cost(1, event.input_tokens, event.output_tokens, event.usd or 0.0)
         spent += cost
-        account = accounts.setdefault((event["role"], event["phase"]), Account())
+        account = accounts.setdefault((event.role, event.phase), Account())
         account.cost += cost
-        account.seconds += event["latency_s"]
+        account.seconds += event.latency_s
     return spent, accounts
-
-
-def _journal(folder: RunFolder) -> list[dict[str, Any]]:
-    """The journal's events; a line torn by a kill is skipped."""
-    if not folder.events.exists():
-        return []
-    events = []
-    for line in folder.events.read_text(encoding="utf-8").splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue
-    return events
 
 
 def _leaks(splits: Splits) -> set[str]:
@@ -311,17 +307,16 @@ def _leaks(splits: Splits) -> set[str]:
 
 
 def summary(plan: Plan, job: Job, state: State) -> dict[str, Any]:
-    decisions = [h["decision"] for h in state.history]
+    decisions = [h.decision for h in state.history]
     models = _models(plan, job)
+    stopped = state.stopped
     return {
         "recipe": plan.recipe,
         "simulation": any(m.provider == "sim" for m in models.values()),
         "steps": len(state.history),
-        "accepted": sum(1 for d in decisions if d.get("accepted")),
-        "rejected": sum(
-            1 for d in decisions if not d.get("accepted") and d.get("reason") != "no candidate"
-        ),
-        "stopped": state.stopped,
+        "accepted": sum(d.accepted for d in decisions),
+        "rejected": sum(not d.accepted and d.reason != "no candidate" for d in decisions),
+        "stopped": stopped.model_dump(include={"limit", "before_step"}) if stopped else None,
         "gate": {
             "split": job.train.gate.split,
             "initial": state.baseline_score,
@@ -329,5 +324,5 @@ def summary(plan: Plan, job: Job, state: State) -> dict[str, Any]:
             "final": state.current_score,
         },
         "test": state.test,
-        "history": state.history,
+        "history": [h.model_dump() for h in state.history],
     }

@@ -40,6 +40,17 @@ class Trajectory:
     def passed(self) -> bool:
         return self.hard >= 1
 
+    def record(self) -> dict[str, object]:
+        """As a step's rollouts.json keeps it."""
+        return {
+            "item": self.item.id,
+            "repeat": self.repeat,
+            "output": self.output,
+            "answer": self.answer,
+            "hard": self.hard,
+            "soft": self.soft,
+        }
+
 
 class Scorer:
     def __init__(

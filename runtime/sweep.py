@@ -3,33 +3,25 @@
 The sweep root holds the whole plan (`plan.json`, one job per cell), `sweep.json` and
 `sweep.md` (the comparison table, one row per cell), and `cells/01/`, `cells/02/`, … — each a
 normal run folder whose `plan.json` holds only its own job, so that `skopt run --resume` and
-`skopt report` work on a cell unchanged. A folder is a sweep root when it holds `sweep.json`:
-it is written before any cell starts, and again whenever a cell ends.
+`skopt report` work on a cell unchanged. A folder is a sweep root when its marker says so.
+The table is written before any cell starts and again whenever a cell ends, each row from the
+cell's journal (as `skopt report` reads it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from skopt.compiler.plan import Job, Plan
 from skopt.compiler.saved import plan_text
-from skopt.runtime.artifacts import RunFolder, read_json, write_atomic, write_json
-from skopt.runtime.claim import claim, locked, open_folder, read_marker
-from skopt.runtime.engine import State
+from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
+from skopt.runtime.claim import NotARunFolder, claim, locked, open_folder, read_marker
 from skopt.runtime.exits import Exit, Outcome
-from skopt.runtime.run import (
-    FAILURES,
-    Display,
-    plan_of,
-    resume_job,
-    spent_so_far,
-    start_job,
-    summary,
-)
+from skopt.runtime.report import Report, report
+from skopt.runtime.run import FAILURES, Display, plan_of, resume_job, start_job
 
 # A runtime failure fails one cell, not the whole sweep: the others go on (run.FAILURES).
 CELL_FAILURES = FAILURES
@@ -128,21 +120,18 @@ def write_table(plan: Plan, root: Path, outcomes: dict[int, Outcome]) -> None:
 
 
 def row(plan: Plan, root: Path, index: int, outcome: Outcome | None) -> dict[str, Any]:
-    """One cell's line of the table, from its run folder (and this session's outcome)."""
+    """One cell's line of the table, from its run folder's journal (and this session's
+    outcome)."""
     job = plan.jobs[index]
     folder = cell_folder(root, plan, index)
-    finished = _object(folder.root / "summary.json")
-    state = _object(folder.state)
-    done = finished or {}
-    if finished is None and state is not None:
-        with contextlib.suppress(TypeError):  # a state this version cannot read: no scores
-            done = summary(plan, job, State(**state))
+    made = _report(folder.root)
     if outcome is not None:
         status = {Exit.OK: "done", Exit.BUDGET: "budget"}.get(outcome.exit, "failed")
+    elif made is None:
+        status = "not started"
     else:
-        status = "done" if finished else "unfinished" if state is not None else "not started"
-    test = done.get("test") or {}
-    paid = spent_so_far(folder)[0]
+        status = {"finished": "done", "budget": "budget"}.get(made.status, "unfinished")
+    usage = made.usage if made else []
     return {
         "cell": cell_label(plan, index),
         "name": job.name,
@@ -151,16 +140,24 @@ def row(plan: Plan, root: Path, index: int, outcome: Outcome | None) -> dict[str
         "status": status,
         "exit": int(outcome.exit) if outcome else None,
         "message": outcome.message if outcome else None,
-        "steps": done.get("steps", 0),
+        "steps": made.steps_done if made else 0,
         "steps_planned": job.schedule.total_steps,
-        "accepted": done.get("accepted", 0),
-        "rejected": done.get("rejected", 0),
-        "gate_best": (done.get("gate") or {}).get("best"),
-        "test_initial": test.get("initial"),
-        "test_best": test.get("best"),
-        "paid_calls": paid.calls,
-        "usd": paid.usd,
+        "accepted": made.accepted if made else 0,
+        "rejected": made.rejected if made else 0,
+        "gate_best": made.scores.best if made else None,
+        "test_initial": made.scores.test_initial if made else None,
+        "test_best": made.scores.test_best if made else None,
+        "paid_calls": sum(u.calls - u.cache_hits - u.failed for u in usage),
+        "usd": sum(u.usd or 0.0 for u in usage),
     }
+
+
+def _report(folder: Path) -> Report | None:
+    """A cell's report; None for a cell that never started."""
+    try:
+        return report(folder)
+    except NotARunFolder:
+        return None
 
 
 def as_markdown(recipe: str, rows: list[dict[str, Any]]) -> str:
@@ -195,11 +192,3 @@ def as_markdown(recipe: str, rows: list[dict[str, Any]]) -> str:
 
 def _score(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
-
-
-def _object(path: Path) -> dict[str, Any] | None:
-    try:
-        data = read_json(path)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import click
 
 from skopt.compiler.plan import Plan
-from skopt.runtime.events import CallEvent
+from skopt.runtime.events import (
+    CallEvent,
+    Event,
+    PhaseStarted,
+    RunStarted,
+    StepFinished,
+    StepResult,
+)
 from skopt.runtime.report import Report
 
 
@@ -21,8 +27,9 @@ def clock_text(seconds: float) -> str:
 
 
 class Progress:
-    """Live progress on standard error. Calls are counted as the budget counts them: paid
-    calls apart from cache hits, which cost nothing."""
+    """Live progress on standard error, from the run's journal events: a line when a phase
+    starts and when a step finishes. Calls are counted as the budget counts them: paid calls
+    apart from cache hits, which cost nothing."""
 
     def __init__(
         self, prefix: str = "", plan: Plan | None = None, clock: Callable[[], float] = time.time
@@ -32,45 +39,44 @@ class Progress:
         self.started = clock()
         self.paid = self.hits = self.steps = 0
         self.usd = 0.0
-        self.phase = ""
-        self.limits = ""
+        self.total = 0
+        self.limits = self.dollars = ""
         if plan is not None and len(plan.jobs) == 1:
             most = sum(m.calls.max for m in plan.jobs[0].models)
             budget = plan.budget
             calls = f" of budget {budget.calls}" if budget.calls is not None else ""
-            dollars = f" of budget ${budget.usd:.2f}" if budget.usd is not None else ""
             self.limits = f"{calls} · at most {most} planned"
-            self.dollars = dollars
-        else:
-            self.dollars = ""
+            self.dollars = f" of budget ${budget.usd:.2f}" if budget.usd is not None else ""
 
-    def call(self, event: CallEvent) -> None:
-        self.paid += event.ok and not event.cache_hit
-        self.hits += event.cache_hit
-        self.usd += event.usd or 0.0
-        if event.phase != self.phase:
-            self.phase = event.phase
-            line = (
-                f"  {self.phase:<12} paid calls {self.paid}{self.limits} (cached {self.hits})"
+    def emit(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.total = event.steps
+        elif isinstance(event, CallEvent):
+            self.paid += event.ok and not event.cache_hit
+            self.hits += event.cache_hit
+            self.usd += event.usd or 0.0
+        elif isinstance(event, PhaseStarted):
+            self._say(
+                f"  {event.phase:<12} paid calls {self.paid}{self.limits} (cached {self.hits})"
                 f" · ${self.usd:.4f}{self.dollars}"
             )
-            click.echo(self.prefix + line, err=True)
+        elif isinstance(event, StepFinished):
+            self._step(event.result)
 
-    def step(self, record: dict[str, Any], total: int) -> None:
+    def _step(self, r: StepResult) -> None:
         self.steps += 1
-        decision = record["decision"]
-        verdict = (
-            "accepted" if decision.get("accepted") else f"kept the skill ({decision.get('reason')})"
-        )
+        d = r.decision
+        verdict = "accepted" if d.accepted else f"kept the skill ({d.reason})"
         elapsed = self.clock() - self.started
-        left = total - record["step"]
-        eta = f" · about {clock_text(elapsed / self.steps * left)} left" if left else ""
-        click.echo(
-            f"{self.prefix}step {record['step']}/{total} · epoch {record['epoch']} · {verdict}"
-            f" · score {record['score']:.3f} · best {record['best']:.3f}"
-            f" · {clock_text(elapsed)} elapsed{eta}",
-            err=True,
+        left = self.total - r.step
+        eta = f" · about {clock_text(elapsed / self.steps * left)} left" if left > 0 else ""
+        self._say(
+            f"step {r.step}/{self.total} · epoch {r.epoch} · {verdict} · score {r.score:.3f}"
+            f" · best {r.best:.3f} · {clock_text(elapsed)} elapsed{eta}"
         )
+
+    def _say(self, line: str) -> None:
+        click.echo(self.prefix + line, err=True)
 
 
 def summary_line(r: Report, seconds: float) -> str:

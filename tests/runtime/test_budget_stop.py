@@ -16,6 +16,7 @@ from skopt.compiler.compile import compile_recipe
 from skopt.compiler.plan import Job, Plan, Rollout
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.exits import Exit
+from skopt.runtime.journal import read_journal
 from skopt.runtime.run import resume, start
 from tests.conftest import RECIPES, call_events
 
@@ -66,11 +67,6 @@ def spent(folder: Path, kind: str, phases: set[str] | None = None) -> float:
     return sum(e["usd"] for e in paid)
 
 
-def journal(folder: Path) -> list[dict[str, object]]:
-    lines = (folder / "events.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
-
-
 def assert_stopped_cleanly(folder: Path, job: Job, limit: str) -> int:
     """The run ended by the budget after whole steps, with test scores; returns its steps."""
     summary = json.loads((folder / "summary.json").read_text())
@@ -87,8 +83,8 @@ def assert_stopped_cleanly(folder: Path, job: Job, limit: str) -> int:
     if calls["slow_update"] or calls["meta_skill"]:
         assert {s for s in boundary if s in started}, "boundary calls of a step never run"
     assert calls["final_test"] > 0
-    sessions = [e for e in journal(folder) if e["kind"] == "run"]
-    assert sessions[-1]["status"] == "finished" and sessions[-1]["outcome"] == "budget"
+    ended = read_journal(folder / "events.jsonl").ended
+    assert ended is not None and ended.outcome == "budget"
     assert (folder / "best_skill.md").read_text() == json.loads(
         (folder / "state.json").read_text()
     )["best_skill"]

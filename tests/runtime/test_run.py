@@ -13,7 +13,7 @@ from skopt.compiler.compile import compile_recipe
 from skopt.compiler.plan import Plan
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.cache import ResponseCache
-from skopt.runtime.events import CallEvent
+from skopt.runtime.events import CallEvent, Event
 from skopt.runtime.exits import Exit
 from skopt.runtime.run import resume, start
 from tests.conftest import RECIPES, call_events
@@ -70,13 +70,12 @@ class StopAfter:
     def __init__(self, calls: int) -> None:
         self.left = calls
 
-    def call(self, event: CallEvent) -> None:
+    def emit(self, event: Event) -> None:
+        if not isinstance(event, CallEvent):
+            return
         self.left -= 1
         if self.left == 0:
             raise KeyboardInterrupt
-
-    def step(self, record: dict[str, object], total: int) -> None:
-        pass
 
 
 @pytest.mark.parametrize("after", [1, 40, 137, 400])

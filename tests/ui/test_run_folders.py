@@ -16,6 +16,7 @@ from skopt.runtime import launch as launching
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.claim import claim, locked
 from skopt.runtime.exits import Exit, Outcome
+from skopt.runtime.journal import read_journal
 from tests.conftest import RECIPES
 from tests.ui.invoke import DEMO, run
 
@@ -78,9 +79,11 @@ def test_runs_started_at_the_same_instant_get_folders_of_their_own(
     folders = sorted(p.name for p in (tmp_path / "runs" / "demo").iterdir())
     assert folders == ["20260101-000000", "20260101-000000-2"]
     for name in folders:
-        lines = (tmp_path / "runs" / "demo" / name / "events.jsonl").read_text().splitlines()
-        sessions = [e for e in map(json.loads, lines) if e["kind"] == "run"]
-        assert [e["status"] for e in sessions] == ["started", "finished"]
+        journal = read_journal(tmp_path / "runs" / "demo" / name / "events.jsonl")
+        assert [e.kind for e in journal.events if e.kind.startswith("run_")] == [
+            "run_started",
+            "run_finished",
+        ]
         summary = json.loads((tmp_path / "runs" / "demo" / name / "summary.json").read_text())
         assert summary["steps"] == 9
 

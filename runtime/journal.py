@@ -1,0 +1,147 @@
+"""Reading a run's journal back: the typed events of `events.jsonl`, and what they say.
+
+`read_journal` reads a whole file; `Follower` reads what a running run appends, as it grows
+(the TUI follows a run in another terminal this way). A line that cannot be read — torn by a
+kill, or from another version — is counted and skipped, never fatal.
+
+A resumed run repeats the unfinished step it was stopped in, so a step's events can appear
+twice: the views below keep the last of each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from skopt.runtime.events import (
+    BaselineScored,
+    BudgetStop,
+    CallEvent,
+    CandidateBuilt,
+    EditsProposed,
+    EpochBoundary,
+    Event,
+    FinalTestScored,
+    GateDecided,
+    OptimizerAnswer,
+    PhaseFinished,
+    PhaseStarted,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+)
+
+AnyEvent = Annotated[
+    RunStarted
+    | RunFinished
+    | PhaseStarted
+    | PhaseFinished
+    | CallEvent
+    | OptimizerAnswer
+    | EditsProposed
+    | CandidateBuilt
+    | BaselineScored
+    | GateDecided
+    | StepFinished
+    | EpochBoundary
+    | BudgetStop
+    | FinalTestScored,
+    Field(discriminator="kind"),
+]
+_EVENT: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
+E = TypeVar("E", bound=Event)
+
+
+def parse_line(line: str) -> Event | None:
+    """The event on one journal line; None if it cannot be read as one."""
+    try:
+        return _EVENT.validate_json(line)
+    except (ValidationError, ValueError):
+        return None
+
+
+@dataclass
+class Journal:
+    """A run's events in the order they happened, and how many lines could not be read."""
+
+    events: list[Event] = field(default_factory=list)
+    unreadable: int = 0
+
+    def add(self, lines: list[str]) -> None:
+        for line in lines:
+            if not line.strip():
+                continue
+            event = parse_line(line)
+            if event is None:
+                self.unreadable += 1
+            else:
+                self.events.append(event)
+
+    def of(self, kind: type[E]) -> list[E]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    def last(self, kind: type[E]) -> E | None:
+        found = self.of(kind)
+        return found[-1] if found else None
+
+    @property
+    def calls(self) -> list[CallEvent]:
+        return self.of(CallEvent)
+
+    @property
+    def steps(self) -> list[StepFinished]:
+        """Each finished step once (the last time it finished), in step order."""
+        return list({e.result.step: e for e in self.of(StepFinished)}.values())
+
+    def by_step(self, kind: type[E]) -> dict[int, E]:
+        """The last event of `kind` of each step (events that carry a `step`)."""
+        return {getattr(e, "step"): e for e in self.of(kind)}  # noqa: B009
+
+    @property
+    def ended(self) -> RunFinished | None:
+        """How the last session ended; None while it runs, or if it was killed."""
+        last = next(
+            (e for e in reversed(self.events) if isinstance(e, RunStarted | RunFinished)), None
+        )
+        return last if isinstance(last, RunFinished) else None
+
+    @property
+    def phase(self) -> PhaseStarted | None:
+        """The phase under way (or the last one that started)."""
+        return self.last(PhaseStarted)
+
+
+def read_journal(path: Path) -> Journal:
+    journal = Journal()
+    if path.is_file():
+        journal.add(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    return journal
+
+
+class Follower:
+    """Reads the lines a growing journal gains, whole lines only: a line still being written
+    is left for the next read."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.journal = Journal()
+        self._offset = 0
+
+    def poll(self) -> list[Event]:
+        """The events appended since the last poll (also added to `journal`)."""
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except OSError:
+            return []
+        end = data.rfind(b"\n") + 1
+        if not end:
+            return []
+        self._offset += end
+        before = len(self.journal.events)
+        self.journal.add(data[:end].decode("utf-8", errors="replace").splitlines())
+        return self.journal.events[before:]

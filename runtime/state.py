@@ -1,0 +1,67 @@
+"""What a run carries from unit to unit: `State`, saved to state.json after every unit (what
+`--resume` continues from), and `Step`, what the phases of the step under way hand each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from skopt.runtime.edits import Edit
+from skopt.runtime.events import BudgetStop, EditOutcome, EditRecord, StepResult
+from skopt.runtime.optimizer import Patch, Record
+from skopt.runtime.scoring import Trajectory
+
+Scores = dict[str, tuple[float, float]]  # item key -> (hard, soft)
+Source = Literal["failures", "successes"]
+
+
+class State(BaseModel):
+    """Everything needed to continue a run after its last finished unit (state.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    next_phase: int = 0
+    version: int = 0
+    initial_skill: str = ""
+    current_skill: str = ""
+    best_skill: str = ""
+    baseline_score: float = 0.0
+    current_score: float = 0.0
+    best_score: float = 0.0
+    current_scores: Scores = {}
+    epoch_start_skill: str = ""
+    step_buffer: list[str] = []
+    meta_skill: str = ""
+    accepted_edits: list[EditRecord] = []  # this epoch's, for the meta skill
+    rejected_edits: list[EditRecord] = []
+    history: list[StepResult] = []
+    test: dict[str, float] = {}
+    stopped: BudgetStop | None = None
+    elapsed_s: float = 0.0
+    baseline_s: float = 0.0  # how long the baseline took: the pace a time budget plans with
+
+
+@dataclass
+class Step:
+    """What the phases of the step under way hand each other."""
+
+    number: int
+    epoch: int
+    trajectories: list[Trajectory] = field(default_factory=list)
+    patches: list[Patch] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)  # full_rewrite mode
+    merged: list[Edit] = field(default_factory=list)
+    merged_skill: str | None = None
+    lr: int | None = None
+    selected: list[Edit] = field(default_factory=list)
+    outcomes: list[EditOutcome] = field(default_factory=list)
+    refused: str | None = None
+    candidate: str | None = None
+    answers: list[Record] = field(default_factory=list)  # the optimizer's, this step
+
+    @property
+    def failures(self) -> list[Trajectory]:
+        return [t for t in self.trajectories if not t.passed]
