@@ -130,3 +130,18 @@ def locked(folder: RunFolder) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def holder(folder: RunFolder) -> str | None:
+    """The pid of the process working in the folder now; None when none is."""
+    try:
+        fd = os.open(folder.root / LOCK, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+    finally:
+        os.close(fd)  # releases the probe's shared lock
+    return None

@@ -449,6 +449,7 @@ class Engine:
                 text=text,
                 applied=applied,
                 note=note,
+                skill=self.state.current_skill,
             )
         )
 

@@ -10,10 +10,11 @@ version. Records are frozen pydantic models; `StepResult` is also the entry of a
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 
@@ -26,6 +27,7 @@ class Record(BaseModel):
 
 class Event(Record):
     v: int = SCHEMA_VERSION
+    at: float = Field(default_factory=time.time)  # when it happened (seconds since the epoch)
 
 
 # -- sessions ---------------------------------------------------------------------------------
@@ -225,6 +227,7 @@ class EpochBoundary(Event):
     text: str | None  # None: nothing usable
     applied: bool
     note: str = ""  # why guidance was not applied
+    skill: str  # the current skill after the phase
 
 
 class BudgetStop(Event):

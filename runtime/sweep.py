@@ -51,7 +51,7 @@ def cell_folder(root: Path, plan: Plan, index: int) -> RunFolder:
     return RunFolder(root / "cells" / cell_label(plan, index))
 
 
-def run_sweep(
+async def sweep_job(
     plan: Plan,
     root: Path,
     show: Displays | None = None,
@@ -64,15 +64,29 @@ def run_sweep(
     folder = claim(root, "sweep", unique)
     with locked(folder):
         write_atomic(folder.root / "plan.json", plan_text(plan, folder.root / "plan.json"))
-        return asyncio.run(_cells(plan, folder.root, show, parallel, no_cache=no_cache))
+        return await _cells(plan, folder.root, show, parallel, no_cache=no_cache)
 
 
-def resume_sweep(root: Path, show: Displays | None = None, parallel: int = 2) -> Outcome:
+async def resume_sweep_job(root: Path, show: Displays | None = None, parallel: int = 2) -> Outcome:
     """Continue every unfinished cell of the sweep at `root` (a finished cell: a no-op)."""
     folder = open_folder(root, "sweep")
     with locked(folder):
-        plan = plan_of(folder)
-        return asyncio.run(_cells(plan, root, show, parallel, resuming=True))
+        return await _cells(plan_of(folder), root, show, parallel, resuming=True)
+
+
+def run_sweep(
+    plan: Plan,
+    root: Path,
+    show: Displays | None = None,
+    parallel: int = 2,
+    unique: bool = False,
+    no_cache: bool = False,
+) -> Outcome:
+    return asyncio.run(sweep_job(plan, root, show, parallel, unique, no_cache))
+
+
+def resume_sweep(root: Path, show: Displays | None = None, parallel: int = 2) -> Outcome:
+    return asyncio.run(resume_sweep_job(root, show, parallel))
 
 
 async def _cells(

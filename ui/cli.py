@@ -3,49 +3,29 @@
 from __future__ import annotations
 
 import os
-import shlex
 import sys
-import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
 
 import click
 
-from skopt.compiler.compile import Compiled, compile_recipe, stale
-from skopt.compiler.plan import Plan
-from skopt.compiler.saved import PlanUnreadable, plan_text, read_plan
+from skopt.compiler.compile import Compiled, compile_recipe
+from skopt.compiler.saved import plan_text
 from skopt.grammar.format import format_recipe
 from skopt.grammar.parse import parse
-from skopt.grammar.source import Diagnostic, Severity, read_source, render
-from skopt.runtime.exits import Exit, Outcome, codes_help
+from skopt.grammar.source import read_source
+from skopt.runtime.exits import Exit, codes_help
+from skopt.ui.console import (
+    compiled,
+    diagnostics_summary,
+    fail,
+    print_diagnostics,
+    write_report,
+)
 from skopt.ui.plan_view import render_plan
-from skopt.ui.progress import Progress, summary_line
+from skopt.ui.review_commands import adopt, review, tui
+from skopt.ui.run_command import run
 
 COMPLETION = 'eval "$(_SKOPT_COMPLETE=bash_source skopt)"'
-
-
-def _style(text: str, diagnostic: Diagnostic) -> str:
-    colour = "red" if diagnostic.severity is Severity.ERROR else "yellow"
-    head, _, rest = text.partition("\n")
-    return click.style(head, fg=colour, bold=True) + ("\n" + rest if rest else "")
-
-
-def fail(message: str, code: Exit) -> NoReturn:
-    """An error line on standard error, then exit with `code`."""
-    click.echo(click.style("error: ", fg="red", bold=True) + message, err=True)
-    sys.exit(code)
-
-
-def print_diagnostics(diagnostics: Sequence[Diagnostic], sources: dict[str, str]) -> None:
-    for diagnostic in sorted(diagnostics, key=Diagnostic.sort_key):
-        click.echo(_style(render(diagnostic, sources), diagnostic) + "\n", err=True)
-
-
-def _summary(diagnostics: Sequence[Diagnostic]) -> str:
-    errors = sum(d.is_error for d in diagnostics)
-    warnings = len(diagnostics) - errors
-    return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
 
 
 @click.group(
@@ -81,10 +61,8 @@ def check(recipes: tuple[str, ...], sets: tuple[str, ...]) -> None:
         result = compile_recipe(recipe, sets)
         print_diagnostics(result.diagnostics, result.sources)
         failed |= not result.ok
-        click.echo(
-            f"{recipe}: {'ok' if result.ok else 'failed'} ({_summary(result.diagnostics)})",
-            err=True,
-        )
+        verdict = "ok" if result.ok else "failed"
+        click.echo(f"{recipe}: {verdict} ({diagnostics_summary(result.diagnostics)})", err=True)
     sys.exit(Exit.USAGE if failed else Exit.OK)
 
 
@@ -131,7 +109,7 @@ def plan(recipe: str, as_json: bool, output: str | None, sets: tuple[str, ...]) 
     result: Compiled = compile_recipe(recipe, sets)
     print_diagnostics(result.diagnostics, result.sources)
     if result.plan is None:
-        click.echo(f"{recipe}: failed ({_summary(result.diagnostics)})", err=True)
+        click.echo(f"{recipe}: failed ({diagnostics_summary(result.diagnostics)})", err=True)
         sys.exit(Exit.USAGE)
     if output:
         try:
@@ -140,197 +118,6 @@ def plan(recipe: str, as_json: bool, output: str | None, sets: tuple[str, ...]) 
             fail(f"cannot write {output}: {exc.strerror or exc}", Exit.FAILED)
         click.echo(f"plan saved to {output}", err=True)
     click.echo(result.plan.model_dump_json(indent=2) if as_json else render_plan(result.plan))
-
-
-@main.command(
-    epilog=codes_help(Exit.OK, Exit.FAILED, Exit.USAGE, Exit.BUDGET, Exit.STALE, Exit.INTERRUPTED)
-)
-@click.argument("recipe", required=False, type=click.Path(dir_okay=False))
-@click.option(
-    "--resume", "resume_dir", type=click.Path(file_okay=False), help="Continue an interrupted run."
-)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False),
-    help="The run folder: absent or empty (default: the recipe's out, a new folder).",
-)
-@click.option(
-    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
-)
-@click.option(
-    "--no-cache",
-    "no_cache",
-    is_flag=True,
-    help="Ask every call anew (answers are still cached for --resume).",
-)
-@click.option(
-    "--cache-from",
-    "cache_from",
-    type=click.Path(file_okay=False, exists=True),
-    help="An earlier run folder whose answers this run may use (free, booked as cache hits).",
-)
-@click.option("--quiet", is_flag=True, help="No live progress; only the outcome.")
-@click.option(
-    "--parallel",
-    type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="A sweep's cells run at most this many at a time.",
-)
-def run(
-    recipe: str | None,
-    resume_dir: str | None,
-    out: str | None,
-    sets: tuple[str, ...],
-    no_cache: bool,
-    cache_from: str | None,
-    quiet: bool,
-    parallel: int,
-) -> None:
-    """Train: carry out a recipe's plan (or continue one with --resume).
-
-    A new run writes only into a new or empty folder. A recipe with a sweep runs every cell,
-    each in its own run folder OUT/cells/NN, and ends with a table comparing them (also in
-    OUT/sweep.md); --resume OUT continues every unfinished cell."""
-    from skopt.runtime.claim import FolderRefused
-    from skopt.runtime.errors import LocalModelUnavailable, MissingKey
-    from skopt.runtime.launch import destination, launch, relaunch
-    from skopt.runtime.run import FAILURES
-
-    started = time.monotonic()
-    show = None if quiet else _displays
-    try:
-        if resume_dir:
-            if recipe or out or sets or no_cache:
-                raise click.UsageError(
-                    "--resume continues a run as it was started: give it no RECIPE, --out,"
-                    " --set, --no-cache or --cache-from"
-                )
-            outcome = relaunch(Path(resume_dir), show, parallel)
-        else:
-            if recipe is None:
-                raise click.UsageError("give a RECIPE, or --resume RUNDIR")
-            plan = (
-                _saved_plan(recipe, sets) if recipe.endswith(".json") else _compiled(recipe, sets)
-            )
-            if not plan.jobs:
-                raise click.UsageError("this recipe has no train job to run")
-            root, unique = destination(plan, out)
-            _assemble_local_models(plan)
-            earlier = Path(cache_from) if cache_from else None
-            outcome = launch(plan, root, unique, show, no_cache, parallel, earlier)
-    except KeyboardInterrupt:
-        click.echo("interrupted: continue with skopt run --resume RUNDIR", err=True)
-        sys.exit(Exit.INTERRUPTED)
-    except FolderRefused as exc:
-        fail(str(exc), Exit.USAGE)
-    except FAILURES as exc:
-        if not isinstance(exc, MissingKey | LocalModelUnavailable):  # failed mid-run
-            click.echo("what finished is kept: continue with skopt run --resume RUNDIR", err=True)
-        fail(str(exc), Exit.FAILED)
-    _end_of_run(outcome, time.monotonic() - started)
-
-
-def _displays(label: str, plan: Plan) -> Progress:
-    return Progress(f"[{label}] " if label else "", plan)
-
-
-def _end_of_run(outcome: Outcome, seconds: float) -> None:
-    """A sweep's table, or a run's report.md and summary line; then the outcome's exit code."""
-    from skopt.runtime.report import report as read_report
-    from skopt.runtime.sweep import is_sweep
-
-    table = outcome.folder / "sweep.md"
-    if is_sweep(outcome.folder):
-        if table.is_file():
-            click.echo(table.read_text(encoding="utf-8"), nl=False)
-        click.echo(outcome.message, err=True)
-    else:
-        _write_report(outcome.folder)  # SPEC §5.3: every run folder ends with its report.md
-        click.echo(outcome.message, err=True)
-        click.echo(summary_line(read_report(outcome.folder), seconds), err=True)
-    sys.exit(outcome.exit)
-
-
-def _write_report(folder: Path) -> str:
-    """Make a run folder's report, save it as report.md, and return its text."""
-    from skopt.runtime.artifacts import write_atomic
-    from skopt.runtime.report import report as read_report
-    from skopt.ui.report_view import as_markdown, render_report
-
-    text = render_report(read_report(folder))
-    try:
-        write_atomic(folder / "report.md", as_markdown(text))
-    except OSError as exc:
-        click.echo(f"warning: report.md not written: {exc}", err=True)
-    return text
-
-
-def _assemble_local_models(plan: Plan) -> None:
-    """Assemble the weights of the catalog models a run uses (once per machine), with a
-    progress bar, before the run starts."""
-    from skopt.runtime.local.weights import weights_for
-
-    used = {name for job in plan.jobs for name in (job.train.target, job.train.optimizer)}
-    for model in plan.models:
-        if model.provider == "local" and model.name in used and not model.gguf:
-            bar = _Bar(f"assembling {model.model}")
-            try:
-                weights_for(model.model, None, bar)
-            finally:
-                bar.close()
-
-
-class _Bar:
-    """A progress callback that shows a bar on stderr once there is progress to show."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self._bar: Any = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if self._bar is None:
-            self._bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-            self._bar.__enter__()
-        self._bar.update(done - self._bar.pos)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-
-
-def _compiled(recipe: str, sets: tuple[str, ...]) -> Plan:
-    result = compile_recipe(recipe, sets)
-    print_diagnostics(result.diagnostics, result.sources)
-    if result.plan is None:
-        sys.exit(Exit.USAGE)
-    return result.plan
-
-
-def _saved_plan(path: str, sets: tuple[str, ...]) -> Plan:
-    """A plan saved with `skopt plan -o`; refused (exit 4) when its recipe changed since."""
-    if sets:
-        flags = " ".join(f"--set {shlex.quote(s)}" for s in sets)
-        fail(
-            f"--set cannot change a saved plan: it was compiled already. Make a new one with:"
-            f" skopt plan RECIPE {flags} -o {shlex.quote(path)}",
-            Exit.USAGE,
-        )
-    try:
-        plan = read_plan(Path(path))
-    except PlanUnreadable as exc:
-        fail(str(exc), Exit.USAGE)
-    reasons = stale(plan)
-    if reasons:
-        flags = "".join(f" --set {shlex.quote(s)}" for s in plan.sets)
-        click.echo(f"the plan {path} is stale: " + "; ".join(reasons), err=True)
-        click.echo(
-            f"make it again with: skopt plan {shlex.quote(plan.recipe)}{flags}"
-            f" -o {shlex.quote(path)}",
-            err=True,
-        )
-        sys.exit(Exit.STALE)
-    return plan
 
 
 @main.command(epilog=codes_help(Exit.OK, Exit.USAGE))
@@ -349,7 +136,7 @@ def report(rundir: str, as_json: bool) -> None:
         made = read_report(Path(rundir))
     except NotARunFolder as exc:
         fail(str(exc), Exit.USAGE)
-    text = _write_report(Path(rundir))
+    text = write_report(Path(rundir))
     click.echo(made.model_dump_json(indent=2) if as_json else text)
 
 
@@ -400,7 +187,7 @@ def eval_(
         skill = Path(skill_file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise click.BadParameter(str(exc), param_hint="--skill") from None
-    plan = _compiled(recipe, sets)
+    plan = compiled(recipe, sets)
     try:
         result = evaluate(plan, skill, split, harness)
     except CannotEvaluate as exc:
@@ -454,3 +241,9 @@ def init(directory: str) -> None:
         "both models are the simulator, on a task it can learn (no API key needed);"
         f" the comments in {recipe} say how to train a real model on the real task"
     )
+
+
+main.add_command(run)
+main.add_command(tui)
+main.add_command(review)
+main.add_command(adopt)

@@ -112,7 +112,11 @@ def test_a_rewrite_past_the_bound_is_no_candidate(tmp_path: Path) -> None:
     assert refused
     for record in refused:
         assert "over the plan's bound" in str(record["refused"])
-        assert record["decision"] == {"accepted": False, "reason": "no candidate", "regressions": []}
+        assert record["decision"] == {
+            "accepted": False,
+            "reason": "no candidate",
+            "regressions": [],
+        }
     assert_within_bounds(plan.jobs[0], folder)
     assert_inside(plan.jobs[0], folder)
 
