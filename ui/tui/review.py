@@ -33,7 +33,7 @@ class ReviewScreen(Screen[None]):
         Binding("a", "decide(True)", "accept"),
         Binding("r", "decide(False)", "reject"),
         Binding("space", "flip", "toggle"),
-        Binding("enter", "details", "details"),
+        Binding("enter", "details", "details", priority=True),
         Binding("A", "adopt", "adopt"),
         Binding("q", "app.exit", "quit"),
         Binding("question_mark", "app.help", "help"),

@@ -21,7 +21,9 @@ COLUMNS = ("cell", "name", "status", "steps", "gate best", "test initial → bes
 
 class SweepScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "open the cell"),
+        Binding("enter", "open", "open the cell", priority=True),
+        Binding("j,down", "move(1)", "down", show=False),
+        Binding("k,up", "move(-1)", "up", show=False),
         Binding("q", "quit_sweep", "quit"),
         Binding("ctrl+c", "quit_sweep", "quit", show=False, priority=True),
         Binding("question_mark", "app.help", "help"),
@@ -68,6 +70,10 @@ class SweepScreen(Screen[None]):
 
     def _back(self) -> None:
         self.app.pop_screen()
+
+    def action_move(self, by: int) -> None:
+        table = self.query_one("#cells", DataTable)
+        table.move_cursor(row=max(0, table.cursor_row + by))
 
     def action_quit_sweep(self) -> None:
         if self.on_quit is not None:
