@@ -10,6 +10,7 @@ twice: the views below keep the last of each.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, TypeVar
@@ -69,19 +70,26 @@ class Journal:
 
     events: list[Event] = field(default_factory=list)
     unreadable: int = 0
+    _by_kind: dict[type[Event], list[tuple[int, Event]]] = field(default_factory=dict, repr=False)
 
     def add(self, lines: list[str]) -> None:
-        for line in lines:
-            if not line.strip():
-                continue
-            event = parse_line(line)
-            if event is None:
-                self.unreadable += 1
-            else:
-                self.events.append(event)
+        """Take in journal lines (one event each)."""
+        found = [parse_line(line) for line in lines if line.strip()]
+        self.unreadable += sum(e is None for e in found)
+        self.extend([e for e in found if e is not None])
+
+    def extend(self, events: list[Event]) -> None:
+        """Take in events, in the order they happened."""
+        for position, event in enumerate(events, start=len(self.events)):
+            self._by_kind.setdefault(type(event), []).append((position, event))
+        self.events += events
 
     def of(self, kind: type[E]) -> list[E]:
-        return [e for e in self.events if isinstance(e, kind)]
+        return [e for _, e in self._by_kind.get(kind, [])]  # type: ignore[misc]
+
+    def of_kinds(self, *kinds: type[Event]) -> list[Event]:
+        """The events of any of these kinds, in the order they happened."""
+        return [e for _, e in heapq.merge(*(self._by_kind.get(k, []) for k in kinds))]
 
     def last(self, kind: type[E]) -> E | None:
         found = self.of(kind)
@@ -103,10 +111,8 @@ class Journal:
     @property
     def ended(self) -> RunFinished | None:
         """How the last session ended; None while it runs, or if it was killed."""
-        last = next(
-            (e for e in reversed(self.events) if isinstance(e, RunStarted | RunFinished)), None
-        )
-        return last if isinstance(last, RunFinished) else None
+        sessions = self.of_kinds(RunStarted, RunFinished)
+        return sessions[-1] if sessions and isinstance(sessions[-1], RunFinished) else None
 
     @property
     def phase(self) -> PhaseStarted | None:

@@ -39,3 +39,10 @@ def test_run_engine_and_evaluate_load_no_parser_and_no_textual() -> None:
     assert {"skopt.runtime.run", "skopt.runtime.engine", "skopt.runtime.evaluate"} <= modules
     for forbidden in ("lark", "textual"):
         assert forbidden not in modules, forbidden
+
+
+def test_the_command_line_loads_textual_only_for_the_terminal_ui() -> None:
+    modules = loaded_after("import skopt.ui.cli, skopt.runtime.adopt, skopt.runtime.launch")
+    assert "skopt.ui.cli" in modules
+    assert "textual" not in modules
+    assert "textual" in loaded_after("import skopt.ui.tui.app")

@@ -76,7 +76,7 @@ class PushSource:
     def poll(self) -> bool:
         with self._lock:
             arrived, self._arrived = list(self._arrived), deque()
-        self._journal.events.extend(arrived)
+        self._journal.extend(arrived)
         return bool(arrived)
 
     def running(self) -> bool:

@@ -95,11 +95,10 @@ def run_view(plan: Plan, journal: Journal, now: float, running: bool) -> RunView
 def _skills(journal: Journal) -> list[str]:
     """Every version the current skill went through, in order."""
     versions: list[str] = []
-    for event in journal.events:
-        if not isinstance(event, RunStarted | StepFinished | EpochBoundary):
-            continue
-        if not versions or versions[-1] != event.skill:
-            versions.append(event.skill)
+    for event in journal.of_kinds(RunStarted, StepFinished, EpochBoundary):
+        skill = event.skill  # type: ignore[attr-defined]
+        if not versions or versions[-1] != skill:
+            versions.append(skill)
     return versions
 
 
@@ -108,7 +107,7 @@ def _sessions(journal: Journal, now: float, running: bool) -> list[tuple[float, 
     spans: list[tuple[float, float]] = []
     start: float | None = None
     last = journal.events[-1].at if journal.events else now
-    for event in journal.events:
+    for event in journal.of_kinds(RunStarted, RunFinished):
         if isinstance(event, RunStarted):
             if start is not None:
                 spans.append((start, event.at))  # a session that was killed
