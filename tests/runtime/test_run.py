@@ -13,8 +13,9 @@ from skopt.compiler.compile import compile_recipe
 from skopt.compiler.plan import Plan
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.cache import ResponseCache
-from skopt.runtime.events import CallEvent, Event
+from skopt.runtime.events import BaselineScored, CallEvent, Event, RunStarted
 from skopt.runtime.exits import Exit
+from skopt.runtime.journal import read_journal
 from skopt.runtime.run import resume, start
 from tests.conftest import RECIPES, call_events
 
@@ -86,9 +87,16 @@ def test_interrupted_run_resumes_to_identical_results(tmp_path: Path, after: int
     with pytest.raises(KeyboardInterrupt):
         start(plan, RunFolder(tmp_path / "cut"), cut)
     paid_before = sum(1 for e in events(tmp_path / "cut") if not e["cache_hit"] and e["ok"])
+    stopped = read_journal(tmp_path / "cut" / "events.jsonl")
     outcome = resume(tmp_path / "cut")
     assert outcome.exit is Exit.OK
     assert results(tmp_path / "cut") == results(tmp_path / "whole")
+    # the journal says where the run resumed: the first step it had not finished
+    first, again = read_journal(tmp_path / "cut" / "events.jsonl").of(RunStarted)
+    assert (first.resumed, again.resumed) == (False, True)
+    baseline_done = stopped.last(BaselineScored) is not None
+    done = stopped.steps[-1].result.step if stopped.steps else 0
+    assert again.step == done + baseline_done
     paid = sum(1 for e in events(tmp_path / "cut") if not e["cache_hit"] and e["ok"])
     whole = sum(1 for e in events(tmp_path / "whole") if not e["cache_hit"] and e["ok"])
     assert paid == whole  # no completed call was paid twice
