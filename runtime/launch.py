@@ -65,22 +65,6 @@ async def relaunch_job(root: Path, show: Displays | None = None, parallel: int =
     return await resume_job(root, show("", plan) if show else None)
 
 
-def launch(
-    plan: Plan,
-    root: Path,
-    unique: bool,
-    show: Displays | None = None,
-    no_cache: bool = False,
-    parallel: int = 2,
-    cache_from: Path | None = None,
-) -> Outcome:
-    return asyncio.run(launch_job(plan, root, unique, show, no_cache, parallel, cache_from))
-
-
-def relaunch(root: Path, show: Displays | None = None, parallel: int = 2) -> Outcome:
-    return asyncio.run(relaunch_job(root, show, parallel))
-
-
 class Background:
     """A run (or sweep) in a thread of its own; `stop` ends it as Ctrl-C does: the run journals
     that it was interrupted and stays resumable."""

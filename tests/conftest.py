@@ -6,6 +6,7 @@ Regenerate snapshots only with `pytest --snapshot-update`.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -42,3 +43,12 @@ def call_events(folder: Path) -> list[dict[str, Any]]:
     end)."""
     lines = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
     return [e for e in map(json.loads, lines) if e.get("kind") == "call"]
+
+
+def demo_project(folder: Path) -> Path:
+    """A copy of the demo in `folder`: its recipes (demo, sweep, base) and its live skill, so
+    that a test may run, review and adopt without touching the repository's files."""
+    (folder / "skills").mkdir(parents=True)
+    for name in ("demo.skopt", "sweep.skopt", "base.skopt", "skills/demo.md"):
+        shutil.copy(RECIPES / name, folder / name)
+    return folder

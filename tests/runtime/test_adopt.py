@@ -15,7 +15,7 @@ import pytest
 
 from skopt.runtime.adopt import AdoptRefused, adopt, preview, proposal, receipts
 from skopt.runtime.changes import replay
-from tests.conftest import RECIPES
+from tests.conftest import demo_project
 from tests.ui.invoke import run
 
 LIVE = Path("skills/demo.md")
@@ -24,10 +24,7 @@ LIVE = Path("skills/demo.md")
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo project (recipe, imported recipe, live skill) with one finished run in `run/`."""
-    project = tmp_path_factory.mktemp("adopt")
-    (project / "skills").mkdir()
-    for name in ("demo.skopt", "base.skopt", "skills/demo.md"):
-        shutil.copy(RECIPES / name, project / name)
+    project = demo_project(tmp_path_factory.mktemp("adopt") / "project")
     here = Path.cwd()
     os.chdir(project)
     try:

@@ -4,6 +4,7 @@ in use) with a sentence, exit 2, and write nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -68,7 +69,7 @@ def test_runs_started_at_the_same_instant_get_folders_of_their_own(
     def one() -> None:
         root, unique = launching.destination(plan, None)
         barrier.wait()
-        outcomes.append(launching.launch(plan, root, unique))
+        outcomes.append(asyncio.run(launching.launch_job(plan, root, unique)))
 
     threads = [threading.Thread(target=one) for _ in range(2)]
     for thread in threads:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import RECIPES
+from tests.conftest import demo_project
 from tests.ui.invoke import run
 
 
@@ -18,10 +17,7 @@ from tests.ui.invoke import run
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the demo (recipe, the recipe it imports, its skill) in tmp/project; the
     current folder is tmp."""
-    folder = tmp_path / "project"
-    (folder / "skills").mkdir(parents=True)
-    for name in ("demo.skopt", "base.skopt", "skills/demo.md"):
-        shutil.copy(RECIPES / name, folder / name)
+    folder = demo_project(tmp_path / "project")
     monkeypatch.chdir(tmp_path)
     return folder
 

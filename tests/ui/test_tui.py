@@ -29,19 +29,12 @@ from skopt.ui.tui.monitor import MonitorScreen
 from skopt.ui.tui.review import DetailsScreen, ReviewScreen
 from skopt.ui.tui.sources import FolderSource, PushSource
 from skopt.ui.tui.sweep import SweepScreen
-from tests.conftest import RECIPES
+from tests.conftest import demo_project
 from tests.ui.invoke import run
 
 SIZE = (120, 40)
 EPOCH = 1_800_000_000.0  # the journal's times, made fixed for snapshots
 NOW = EPOCH + 400
-
-
-def copy_demo(into: Path) -> Path:
-    (into / "skills").mkdir(parents=True)
-    for name in ("demo.skopt", "base.skopt", "sweep.skopt", "skills/demo.md"):
-        shutil.copy(RECIPES / name, into / name)
-    return into
 
 
 def fixed_times(folder: Path) -> None:
@@ -56,7 +49,7 @@ def fixed_times(folder: Path) -> None:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo project with a finished run (`run/`) and a finished sweep (`sweep/`)."""
-    project = copy_demo(tmp_path_factory.mktemp("tui") / "project")
+    project = demo_project(tmp_path_factory.mktemp("tui") / "project")
     with contextlib.chdir(project):
         assert run("run", "demo.skopt", "--out", "run", "--quiet")[0] == 0
         assert run("run", "sweep.skopt", "--out", "sweep", "--quiet", "--parallel", "4")[0] == 0
