@@ -127,9 +127,8 @@ def _path_to_best(journal: Journal, initial: str) -> tuple[list[StepFinished | E
     best_at = next(e.result.step for e in steps if e.result.best == steps[-1].result.best)
     path: list[StepFinished | EpochBoundary] = []
     current = initial
-    for e in journal.events:
-        if not isinstance(e, EpochBoundary | StepFinished):
-            continue
+    for e in journal.of_kinds(EpochBoundary, StepFinished):
+        assert isinstance(e, EpochBoundary | StepFinished)
         step = e.step if isinstance(e, EpochBoundary) else e.result.step
         if step <= best_at and e.skill != current:
             path.append(e)
