@@ -310,7 +310,7 @@ ROLES: tuple[Role, ...] = ("target", "optimizer", "judge")
 def night_lines(night: SleepJob, budget: Budget) -> list[str]:
     s = night.settings
     lines = ["", "sources"]
-    lines += _table([(src.kind, src.root) for src in s.sources])
+    lines += _table([(src.kind, os.path.normpath(src.root)) for src in s.sources])
     within = f"whose folder is inside {s.within}" if s.within else "from any folder"
     since = (
         f"since the last night (the first looks back {duration_text(s.lookback_s)})"
