@@ -3,6 +3,7 @@
 The runtime reserves the worst case before it starts anything: the baseline and the final test
 up front (so a run that starts can always report a test score), then each step with the
 epoch-boundary phases that precede it. The verdict walks the plan's phases in the same order.
+A sleep night is one unit: it is reserved whole before it starts, so it fits or it does not.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skopt.compiler.plan import Budget, Job, ModelSettings, Phase, Verdict
+from skopt.compiler.plan import Budget, Job, ModelSettings, Phase, SleepJob, SleepPhase, Verdict
 from skopt.grammar.source import Diagnostic, Span, error, warning
 
 
@@ -34,7 +35,7 @@ class Worst:
         return over
 
 
-def worst(phase: Phase, models: dict[str, ModelSettings]) -> Worst:
+def worst(phase: Phase | SleepPhase, models: dict[str, ModelSettings]) -> Worst:
     total = Worst()
     for rc in phase.calls:
         price = models[rc.model].price
@@ -47,20 +48,30 @@ def worst(phase: Phase, models: dict[str, ModelSettings]) -> Worst:
     return total
 
 
+def _unchecked(
+    budget: Budget, used: set[str], models: dict[str, ModelSettings], time: str
+) -> list[str]:
+    unchecked = []
+    if budget.time_s is not None:
+        unchecked.append(f"time: {time}")
+    if budget.usd is not None and any(models[m].price is None for m in used):
+        unknown = sorted(m for m in used if models[m].price is None)
+        unchecked.append(f"usd: no price known for {', '.join(unknown)}")
+    return unchecked
+
+
 def verdict(job: Job, budget: Budget, models: dict[str, ModelSettings]) -> Verdict | None:
     if budget == Budget():
         return None
     used = {rc.model for p in job.phases for rc in p.calls}
     usd_known = all(models[m].price is not None for m in used)
-    unchecked = []
-    if budget.time_s is not None:
-        unchecked.append(
-            "time: checked before each step (it starts while the time left holds about one"
-            " more step and the final test)"
-        )
-    if budget.usd is not None and not usd_known:
-        unknown = sorted(m for m in used if models[m].price is None)
-        unchecked.append(f"usd: no price known for {', '.join(unknown)}")
+    unchecked = _unchecked(
+        budget,
+        used,
+        models,
+        "checked before each step (it starts while the time left holds about one"
+        " more step and the final test)",
+    )
     upfront = sum(
         (worst(p, models) for p in job.phases if p.phase in ("baseline", "final_test")), Worst()
     )
@@ -116,5 +127,47 @@ def diagnostics(job: Job, where: Span) -> list[Diagnostic]:
             where,
             f"the worst case runs out of {limits}",
             help="the run stops cleanly (exit 3) when the rest cannot pay for the next step",
+        )
+    ]
+
+
+# -- a sleep night ----------------------------------------------------------------------------
+
+
+def night_worst(job: SleepJob, models: dict[str, ModelSettings]) -> Worst:
+    """A night's worst case, every phase at its maxima: what a night reserves to start."""
+    return sum((worst(p, models) for p in job.phases), Worst())
+
+
+def night_verdict(
+    job: SleepJob, budget: Budget, models: dict[str, ModelSettings]
+) -> Verdict | None:
+    """Whether the budget pays for a night's worst case: one unit, fits or not."""
+    if budget == Budget():
+        return None
+    used = {rc.model for p in job.phases for rc in p.calls}
+    usd_known = all(models[m].price is not None for m in used)
+    binding = night_worst(job, models).exceeds(budget, usd_known)
+    return Verdict(
+        fits=not binding,
+        covered_steps=0 if binding else 1,
+        total_steps=1,
+        limits=binding,
+        unchecked=_unchecked(
+            budget, used, models, "cannot be planned; the night checks it while it runs"
+        ),
+    )
+
+
+def night_diagnostics(job: SleepJob, where: Span) -> list[Diagnostic]:
+    v = job.verdict
+    if v is None or v.fits:
+        return []
+    return [
+        error(
+            f"the budget cannot pay for a night's worst case ({', '.join(v.limits)})",
+            where,
+            "too small for one night",
+            help="raise the budget, or make a night smaller (max_sessions, max_tasks, max_tokens)",
         )
     ]

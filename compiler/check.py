@@ -368,6 +368,8 @@ def _check_job(out: CheckedRecipe, job: Resolved, report: Reporter) -> None:
         _check_ref(job, key, out.models, "model", report)
     if job.spec.kind == "train":
         _check_train(out, job, report)
+    else:
+        _check_sleep(out, job, report)
 
 
 def _check_ref(
@@ -397,6 +399,63 @@ def _check_train(out: CheckedRecipe, job: Resolved, report: Reporter) -> None:
         job.values["env"] = INVALID
     for child in ("gate", "slow_update"):
         _check_not_test(job.children.get(child), report)
+
+
+def _check_sleep(out: CheckedRecipe, job: Resolved, report: Reporter) -> None:
+    judge = job.get("judge")
+    model = judge.args.get("model") if isinstance(judge, Func) else None
+    if isinstance(judge, Func) and isinstance(model, str) and model not in out.models:
+        where = _argument(job, "judge", "model") or job.span_of("judge")
+        help = did_you_mean(model, out.models) or (
+            f"declared models: {', '.join(out.models)}" if out.models else ""
+        )
+        report(error(f"unknown model '{model}'", where, "not declared in this recipe", help))
+        job.values["judge"] = INVALID
+    for key in ("sources", "include"):
+        _check_listed_once(job, key, report)
+
+
+def _written_value(job: Resolved, key: str) -> ast.Value | None:
+    """The value of `key` as written in the job block (the last entry wins, as in checking)."""
+    found = None
+    for member in job.block.body:
+        if isinstance(member, ast.Entry) and member.key.name == key:
+            found = member.value
+    return found
+
+
+def _argument(job: Resolved, key: str, name: str) -> Span | None:
+    """Where a call's argument (given by name or in first place) is written."""
+    value = _written_value(job, key)
+    if not isinstance(value, ast.Call):
+        return None
+    for index, arg in enumerate(value.args):
+        if (arg.name is not None and arg.name.name == name) or (arg.name is None and index == 0):
+            return arg.value.span
+    return None
+
+
+def _check_listed_once(job: Resolved, key: str, report: Reporter) -> None:
+    """A list of sources or session kinds that names one thing twice is a slip: say where."""
+    values, written = job.get(key), _written_value(job, key)
+    if not isinstance(values, list) or not isinstance(written, ast.ListValue):
+        return
+    seen: list[Func] = []  # Func holds a dict: compared, not hashed
+    for value, item in zip(values, written.items, strict=False):
+        if not isinstance(value, Func):
+            continue
+        if value in seen:
+            same = " with the same root" if any(v is not None for v in value.args.values()) else ""
+            report(
+                error(
+                    f"'{value.name}' is listed twice in '{key}'{same}",
+                    item.span,
+                    "already listed",
+                    help="remove one",
+                )
+            )
+            job.values[key] = INVALID
+        seen.append(value)
 
 
 def _check_not_test(block: Resolved | None, report: Reporter) -> None:

@@ -25,12 +25,20 @@ from skopt.compiler.lower import (
     too_many_steps,
     total_steps,
 )
+from skopt.compiler.lower_sleep import build_night
 from skopt.compiler.overrides import COMMAND_LINE, apply_sets, command_line_source
-from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan
+from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan, SleepJob, Verdict
 from skopt.compiler.scope import load
-from skopt.compiler.settings import budget_settings, env_settings, model_settings, train_settings
+from skopt.compiler.settings import (
+    budget_settings,
+    env_settings,
+    model_settings,
+    sleep_settings,
+    train_settings,
+)
 from skopt.compiler.splits import load_splits
 from skopt.compiler.templates import check_prompts, render_failure
+from skopt.compiler.types import Func
 from skopt.grammar.source import Diagnostic, Span, error, has_errors, warning
 from skopt.prompts import TemplateFailure, shared_budget
 
@@ -71,9 +79,13 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
     envs = {name: env_settings(e) for name, e in checked.envs.items()}
     budget, budget_blocks = _budget(checked)
     jobs: list[Job] = []
+    night: SleepJob | None = None
     job = checked.job
     if job is not None:
         used = [str(job.values["target"]), str(job.values["optimizer"])]
+        judge = job.values.get("judge")
+        if isinstance(judge, Func) and isinstance(judge.args.get("model"), str):
+            used.append(str(judge.args["model"]))
         result.diagnostics += api_key_warnings(checked, used)
         result.diagnostics += _price_warnings(checked, models, used)
         if job.spec.kind == "train":
@@ -82,6 +94,8 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
                 jobs = _train_jobs(
                     checked, job, models, envs, budget, budget_blocks, result.diagnostics
                 )
+        else:
+            night = _sleep_job(path, job, models, budget, budget_blocks, result.diagnostics)
     if not result.ok:
         return None
     kind = job.spec.kind if job else "none"
@@ -94,7 +108,10 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
         envs=list(envs.values()),
         budget=budget,
         jobs=jobs,
-        hashes=hashes(path, result.sources, sets, list(envs.values()), jobs, list(models.values())),
+        hashes=hashes(
+            path, result.sources, sets, list(envs.values()), jobs, list(models.values()), night
+        ),
+        sleep=night,
     )
 
 
@@ -167,17 +184,41 @@ def _train_jobs(
             diagnostics.append(render_failure(failure, job, checked.envs.get(env_name)))
             return []
         built = built.model_copy(update={"verdict": budgets.verdict(built, budget, models)})
-        where = _budget_span(budget_blocks, built)
+        where = _budget_span(budget_blocks, built.verdict)
         diagnostics += budgets.diagnostics(built, where) if where else []
         jobs.append(built)
     return jobs
 
 
-def _budget_span(blocks: list[Resolved], job: Job) -> Span | None:
-    """Where the binding limit is written (inner budget first), or the budget block."""
-    if not blocks or job.verdict is None:
+def _sleep_job(
+    path: str,
+    job: Resolved,
+    models: dict[str, ModelSettings],
+    budget: Budget,
+    budget_blocks: list[Resolved],
+    diagnostics: list[Diagnostic],
+) -> SleepJob | None:
+    skill_text = _skill_text(job, diagnostics)
+    if skill_text is None:
         return None
-    for key in job.verdict.limits:
+    settings = sleep_settings(job, path)
+    try:
+        with shared_budget(PLAN_RENDER_STEPS):
+            night = build_night(settings, models, skill_text)
+    except TemplateFailure as failure:  # the built-in templates: a bug, but never a traceback
+        diagnostics.append(error(str(failure), job.block.kind.span, "this night"))
+        return None
+    night = night.model_copy(update={"verdict": budgets.night_verdict(night, budget, models)})
+    where = _budget_span(budget_blocks, night.verdict)
+    diagnostics += budgets.night_diagnostics(night, where) if where else []
+    return night
+
+
+def _budget_span(blocks: list[Resolved], verdict: Verdict | None) -> Span | None:
+    """Where the binding limit is written (inner budget first), or the budget block."""
+    if not blocks or verdict is None:
+        return None
+    for key in verdict.limits:
         for block in blocks:
             if block.written(key):
                 return block.span_of(key)
@@ -203,4 +244,4 @@ def stale(plan: Plan) -> list[str]:
     result = compile_recipe(plan.recipe, plan.sets)
     if result.plan is None:
         return ["the recipe no longer compiles"]
-    return changes(plan.hashes, result.plan.hashes)
+    return changes(plan.hashes, result.plan.hashes, sleep=plan.job_kind == "sleep")

@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 from skopt.compiler.overrides import COMMAND_LINE
-from skopt.compiler.plan import EnvSettings, Hashes, Job, ModelSettings
+from skopt.compiler.plan import EnvSettings, Hashes, Job, ModelSettings, SleepJob
 from skopt.prompts import templates_hash
 
 WHAT_CHANGED = {
@@ -60,10 +60,16 @@ def hashes(
     envs: Sequence[EnvSettings],
     jobs: Sequence[Job],
     models: Sequence[ModelSettings],
+    sleep: SleepJob | None = None,
 ) -> Hashes:
+    """A sleep night's data are its sources, hashed as the roots they name: harvesting happens
+    when the night runs, so what the folders hold is not part of the plan."""
     used_envs = {j.train.env for j in jobs}
     used_envs_settings = [e for e in envs if e.name in used_envs]
-    skills = sorted({j.train.skill or "" for j in jobs})
+    skills = sorted(
+        {j.train.skill or "" for j in jobs} | ({sleep.settings.skill} if sleep else set())
+    )
+    roots = [f"{s.kind}\0{s.root}".encode() for s in sleep.settings.sources] if sleep else []
     prompt_dirs = sorted({j.train.prompts or "" for j in jobs})
     return Hashes(
         recipe=_sha(
@@ -72,7 +78,7 @@ def hashes(
                 *(s.encode() for s in sets),
             ]
         ),
-        data=_sha(_env_data(e) for e in used_envs_settings),
+        data=_sha([*(_env_data(e) for e in used_envs_settings), *roots]),
         split=_sha(j.assignment_hash.encode() for j in jobs),
         skill=_sha(_file(s) if s else b"<empty>" for s in skills),
         prompts=_sha(
@@ -107,7 +113,13 @@ def _env_data(env: EnvSettings) -> bytes:
     return b"\0".join(_file(f) for f in files)
 
 
-def changes(saved: Hashes, current: Hashes) -> list[str]:
-    """What changed between two sets of hashes, in words."""
+# A sleep plan's data are its sources' roots, its skill the live file.
+SLEEP_CHANGED = {"data": "the sources' roots changed", "skill": "the live skill changed"}
+
+
+def changes(saved: Hashes, current: Hashes, sleep: bool = False) -> list[str]:
+    """What changed between two sets of hashes, in words (a sleep plan's own words with
+    `sleep`)."""
     old, new = saved.model_dump(), current.model_dump()
-    return [WHAT_CHANGED[k] for k in old if old[k] != new[k]]
+    words = {**WHAT_CHANGED, **SLEEP_CHANGED} if sleep else WHAT_CHANGED
+    return [words[k] for k in old if old[k] != new[k]]

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 
-Role = Literal["target", "optimizer"]
+Role = Literal["target", "optimizer", "judge"]  # "judge": sleep's rubric judge
 PhaseName = Literal[
     "baseline",
     "rollout",
@@ -306,6 +306,70 @@ class Job(Frozen):
     verdict: Verdict | None
 
 
+# -- sleep (SPEC §7): one night -------------------------------------------------------------
+
+
+class SourceSettings(Frozen):
+    kind: Literal["claude", "codex", "generic"]
+    root: str  # the agent's folder (~ expanded), or the generic file or folder
+
+
+class JudgeSettings(Frozen):
+    kind: Literal["rules", "exact", "rubric"]
+    model: str | None  # the rubric judge's model; None for rules and exact (judged locally)
+
+
+class SleepGate(Frozen):
+    metric: Literal["hard", "soft", "mixed"]
+    mixed_weight: float | None
+    no_regression: bool
+    min_delta: float
+
+
+class SleepSettings(Frozen):
+    sources: list[SourceSettings]
+    project: str  # where nights are staged (a folder; paths are from where skopt runs)
+    within: str | None  # only sessions whose cwd is inside it; None: any cwd
+    since_s: float | None  # None: since the last night (the first one looks back `lookback_s`)
+    lookback_s: float
+    target: str
+    optimizer: str
+    judge: JudgeSettings
+    skill: str  # the live file
+    holdout: float
+    max_tasks: int
+    max_sessions: int
+    lr: int  # edits per night
+    minibatch: int  # failures per reflect call
+    include: list[Literal["interactive", "headless"]]
+    gate: SleepGate
+    schedule: str | None  # a 5-field cron expression, single-spaced
+    out: str  # relative to `project` (or absolute)
+    seed: int
+
+
+SleepPhaseName = Literal["mine", "replay", "judge", "reflect", "gate"]
+SLEEP_PHASE_ORDER: tuple[SleepPhaseName, ...] = get_args(SleepPhaseName)
+
+
+class SleepPhase(Frozen):
+    phase: SleepPhaseName
+    calls: list[RoleCalls]  # empty: the phase calls no model (a local judge; see night_calls)
+
+
+class SleepJob(Frozen):
+    """One night's worst case: the phases in the order they run, with their calls per role."""
+
+    settings: SleepSettings
+    phases: list[SleepPhase]
+    models: list[ModelCost]
+    verdict: Verdict | None
+    # The most target tokens a candidate skill may count (the live file, the LEARNED markers and
+    # lr edits of one optimizer reply each): the runtime refuses an edit that would pass it, so
+    # the plan's maxima hold (compiler/sleep_bounds.py). None only in plans made without it.
+    max_skill_tokens: int | None = None
+
+
 class Hashes(Frozen):
     recipe: str
     data: str
@@ -328,3 +392,4 @@ class Plan(Frozen):
     budget: Budget
     jobs: list[Job]
     hashes: Hashes
+    sleep: SleepJob | None = None  # the night of a sleep recipe (job_kind "sleep")

@@ -5,8 +5,9 @@ replayed run) are relative to the folder skopt ran in. In a plan file they are r
 file's own folder, and reading the file turns them back into paths from the current folder:
 a plan works from any folder, and a folder holding a recipe, its data and a plan can move as
 a whole. Absolute paths stay as they are; `out` is where runs go from the current folder, so it
-is not moved. `--set` flags are kept as typed: a flag naming a relative path resolves against
-the folder skopt runs in, like any command-line path.
+is not moved (a sleep recipe's `out` is relative to its project, which moves). `--set` flags
+are kept as typed: a flag naming a relative path resolves against the folder skopt runs in,
+like any command-line path.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from skopt.compiler.plan import EnvSettings, Job, ModelSettings, Plan
+from skopt.compiler.plan import EnvSettings, Job, ModelSettings, Plan, SleepJob
 
 Move = Callable[[str], str]
 
@@ -59,6 +60,7 @@ def _moved(plan: Plan, move: Move) -> Plan:
             "models": [_model(m, move) for m in plan.models],
             "envs": [_env(e, move) for e in plan.envs],
             "jobs": [_job(j, move) for j in plan.jobs],
+            "sleep": _night(plan.sleep, move) if plan.sleep else None,
         }
     )
 
@@ -88,3 +90,16 @@ def _job(job: Job, move: Move) -> Job:
         update={"skill": _maybe(job.train.skill, move), "prompts": _maybe(job.train.prompts, move)}
     )
     return job.model_copy(update={"train": train})
+
+
+def _night(night: SleepJob, move: Move) -> SleepJob:
+    s = night.settings
+    settings = s.model_copy(
+        update={
+            "sources": [r.model_copy(update={"root": move(r.root)}) for r in s.sources],
+            "project": move(s.project),
+            "within": _maybe(s.within, move),
+            "skill": move(s.skill),
+        }
+    )
+    return night.model_copy(update={"settings": settings})

@@ -13,6 +13,7 @@ from skopt.compiler.types import (
     Bool,
     Checked,
     Choice,
+    Cron,
     Float,
     Func,
     Int,
@@ -231,18 +232,62 @@ TRAIN = BlockSpec(
     either=("slow_update",),
 )
 
+# -- sleep (SPEC §7; the keys and why: docs/decisions.md) ---------------------------------------
+
+# Where each agent keeps its sessions when the recipe names no root (expanded for the user).
+DEFAULT_ROOTS = {"claude": "~/.claude", "codex": "~/.codex"}
+SOURCE = Choice(
+    calls={
+        "claude": {"root": Param(PathTo("dir"), required=False)},
+        "codex": {"root": Param(PathTo("dir"), required=False)},
+        "generic": {"root": Param(PathTo("path"))},
+    },
+    what="session source",
+)
+WITHIN = OneOf((Str(), Choice(words=("any",), what="within setting")))
+SINCE = OneOf((Choice(words=("last",), what="since setting"), DURATION))
+JUDGE = Choice(
+    words=("rules", "exact"), calls={"rubric": {"model": Param(Ref("model"))}}, what="judge"
+)
+SESSION_KINDS = ("interactive", "headless")
+
+SLEEP_GATE = BlockSpec(
+    "gate",
+    {
+        "metric": Key(GATE_METRIC, Func("hard")),
+        "no_regression": Key(Bool(), True),
+        "min_delta": Key(Float(min=0, max=1, percent=True), 0.0),
+    },
+    implied=True,
+)
+
 SLEEP = BlockSpec(
     "sleep",
     {
-        "sources": Key(ListOf(SOURCE), [Func("claude"), Func("codex")]),
+        "sources": Key(
+            ListOf(SOURCE), [Func("claude", {"root": None}), Func("codex", {"root": None})]
+        ),
+        "project": Key(PathTo("dir")),  # default: the recipe's folder
+        "within": Key(WITHIN),  # default: the project
+        "since": Key(SINCE, Func("last")),
+        "lookback": Key(DURATION, 72 * 3600.0),
         "target": Key(Ref("model"), REQUIRED),
         "optimizer": Key(Ref("model"), REQUIRED),
+        "judge": Key(JUDGE, Func("rules")),
         "skill": Key(PathTo("file"), REQUIRED),
-        "holdout": Key(PERCENT, 0.3),
-        "judge": Key(Choice(words=("rules", "exact", "rubric"), what="judge"), Func("rules")),
+        "holdout": Key(Unit("percent", 0.01, 0.99), 0.34),
+        "max_tasks": Key(Int(min=2), 40),
+        "max_sessions": Key(Int(min=1)),  # default: 3 × max_tasks
+        "lr": Key(Int(min=1), 4),
+        "minibatch": Key(Int(min=1), 5),
+        "include": Key(
+            ListOf(Choice(words=SESSION_KINDS, what="session kind")), [Func("interactive")]
+        ),
+        "schedule": Key(Cron()),
+        "out": Key(Str(), ".skopt/sleep"),
         "seed": Key(Int(min=0), 42),
     },
-    children={"budget": BUDGET},
+    children={"gate": SLEEP_GATE, "budget": BUDGET},
 )
 
 # `sweep` takes train keys with lists of values; its keys are checked against TRAIN.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 from skopt.compiler.check import Resolved, api_key_env, provider_of
@@ -9,13 +10,18 @@ from skopt.compiler.plan import (
     Budget,
     EnvSettings,
     GateSettings,
+    JudgeSettings,
     ModelSettings,
     Price,
+    SleepGate,
+    SleepSettings,
     SlowUpdateSettings,
+    SourceSettings,
     SplitParts,
     TrainSettings,
 )
 from skopt.compiler.prices import lookup
+from skopt.compiler.schema import DEFAULT_ROOTS
 from skopt.compiler.types import Checked, Func
 
 
@@ -179,6 +185,74 @@ def _slow_update(slow: Resolved) -> SlowUpdateSettings:
         samples=slow.integer("samples"),
         gate=slow.flag("gate"),
         split=slow.word("split"),
+    )
+
+
+def sleep_settings(job: Resolved, recipe: str) -> SleepSettings:
+    """A checked sleep block's settings. Paths are from the folder skopt runs in, as every path
+    of a plan: `project` defaults to the recipe's folder, `within` to the project."""
+    project = job.text("project") or os.path.dirname(recipe) or "."
+    within = job.values["within"]
+    since = job.values["since"]
+    tasks = job.integer("max_tasks")
+    sessions = job.values["max_sessions"]
+    judge = job.values["judge"]
+    assert isinstance(judge, Func)
+    model = judge.args.get("model")
+    return SleepSettings(
+        sources=[_source(s) for s in _funcs(job.values["sources"])],
+        project=project,
+        within=None if isinstance(within, Func) else _within(job, project),
+        since_s=None if isinstance(since, Func) else job.number("since"),
+        lookback_s=job.number("lookback"),
+        target=str(job.values["target"]),
+        optimizer=str(job.values["optimizer"]),
+        judge=JudgeSettings(kind=judge.name, model=model if isinstance(model, str) else None),
+        skill=str(job.values["skill"]),
+        holdout=job.number("holdout"),
+        max_tasks=tasks,
+        max_sessions=sessions if isinstance(sessions, int) else 3 * tasks,
+        lr=job.integer("lr"),
+        minibatch=job.integer("minibatch"),
+        include=[k.name for k in _funcs(job.values["include"])],
+        gate=_sleep_gate(job.children["gate"]),
+        schedule=job.text("schedule"),
+        out=str(job.values["out"]),
+        seed=job.integer("seed"),
+    )
+
+
+def _funcs(value: Checked) -> list[Func]:
+    return [v for v in value if isinstance(v, Func)] if isinstance(value, list) else []
+
+
+def _source(source: Func) -> SourceSettings:
+    root = source.args.get("root")
+    written = root if isinstance(root, str) else os.path.expanduser(DEFAULT_ROOTS[source.name])
+    return SourceSettings(kind=source.name, root=written)
+
+
+def _within(job: Resolved, project: str) -> str:
+    """As written (`~` expanded, a relative path from the recipe's folder), else the project.
+    Not checked on disk: sessions may come from another machine's folders."""
+    written = job.text("within")
+    if written is None:
+        return project
+    path = os.path.expanduser(written)
+    if os.path.isabs(path):
+        return path
+    return os.path.join(os.path.dirname(job.span_of("within").path), path)
+
+
+def _sleep_gate(gate: Resolved) -> SleepGate:
+    metric = gate.values["metric"]
+    assert isinstance(metric, Func)
+    weight = metric.args.get("w")
+    return SleepGate(
+        metric=metric.name,
+        mixed_weight=float(weight) if isinstance(weight, int | float) else None,
+        no_regression=gate.flag("no_regression"),
+        min_delta=gate.number("min_delta"),
     )
 
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeAlias
 
+from skopt.compiler import cron
 from skopt.grammar import ast
-from skopt.grammar.source import Diagnostic, did_you_mean, error
+from skopt.grammar.source import Diagnostic, Span, did_you_mean, error
 
 
 class _Invalid:
@@ -199,19 +200,22 @@ class Str:
 
 @dataclass(frozen=True)
 class PathTo:
-    """A file or folder, relative to the recipe file that names it; it must exist."""
+    """A file or folder, relative to the recipe file that names it; it must exist.
+
+    `kind` is "file", "dir", or "path" for either (a generic session source: a file or a
+    folder of them)."""
 
     kind: str = "file"
 
     def describe(self) -> str:
-        return f"a {self.kind} path"
+        return "a file or folder path" if self.kind == "path" else f"a {self.kind} path"
 
     def check(self, value: ast.Value, report: Sink) -> Checked:
         if not isinstance(value, ast.Str):
-            return _wrong(value, f'a {self.kind} path in quotes, e.g. "data/items.jsonl"', report)
+            return _wrong(value, f'{self.describe()} in quotes, e.g. "data/items.jsonl"', report)
         try:
             path = resolve(value)
-            exists = path.is_file() if self.kind == "file" else path.is_dir()
+            exists = {"file": path.is_file, "dir": path.is_dir}.get(self.kind, path.exists)()
         except (OSError, ValueError, RuntimeError) as exc:
             report(error(f"cannot use the path {value.value!r}", value.span, str(exc)))
             return INVALID
@@ -224,6 +228,39 @@ class PathTo:
             report(error(message, value.span, f"looked for {path}"))
             return INVALID
         return str(path)
+
+
+@dataclass(frozen=True)
+class Cron(Str):
+    """A cron expression in a string (`compiler/cron.py`); each problem points at its field."""
+
+    def describe(self) -> str:
+        return f"a cron expression in quotes, e.g. {cron.EXAMPLE}"
+
+    def check(self, value: ast.Value, report: Sink) -> Checked:
+        if not isinstance(value, ast.Str):
+            return _wrong(value, self.describe(), report)
+        found = cron.problems(value.value)
+        for problem in found:
+            where = _inside(value, problem.start, problem.length)
+            report(error(problem.message, where, problem.label, problem.help))
+        return INVALID if found else cron.normalized(value.value)
+
+
+def _inside(value: ast.Str, start: int, length: int) -> Span:
+    """The span of `length` characters at `start` of a string's value, where the text as written
+    lets it be found (a one-line string without escapes), else the whole string."""
+    span = value.span
+    if value.text == value.value:  # a bare `--set` value: no quotes
+        before = 0
+    elif value.text == f'"{value.value}"' and "\\" not in value.text:
+        before = 1
+    else:
+        return span
+    if span.end_line != span.line:
+        return span
+    col = span.col + before + start
+    return Span(span.path, span.line, col, span.line, col + max(1, length))
 
 
 def resolve(value: ast.Str) -> Path:

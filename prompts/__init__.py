@@ -98,6 +98,15 @@ VARIABLES: dict[str, frozenset[str]] = {
     "meta_skill.j2": frozenset({"evidence", "meta_skill"}),
 }
 
+# What each sleep template is given (SPEC §7; the night renders them, the plan counts them). No
+# recipe key overrides them, so they are not in VARIABLES, the contract of `prompts = "dir"`.
+SLEEP_VARIABLES: dict[str, frozenset[str]] = {
+    "sleep_mine.j2": frozenset({"session"}),
+    "sleep_replay.j2": frozenset({"task"}),
+    "sleep_judge.j2": frozenset({"task", "rubric", "answer"}),
+    "sleep_reflect.j2": frozenset({"skill", "failures", "lr", "memory"}),
+}
+
 # A value of the type each variable has, for the trial render of `skopt check`.
 EXAMPLES: dict[str, object] = {
     "input": "What is the capital of France?",
@@ -111,6 +120,12 @@ EXAMPLES: dict[str, object] = {
     "available": 6,
     "meta_skill": "Rules about units helped.",
     "step_buffer": "Rejected: a rule about dates.",
+    "session": "user: add httpx\nagent: ran `pip install httpx`\nuser: no, use uv not pip",
+    "task": "Add the httpx package to the project's dependencies.",
+    "rubric": "Adds the dependency with uv; pip is not used.",
+    "answer": "uv add httpx",
+    "failures": '{"task": "Add httpx.", "answer": "pip install httpx", "note": "Used pip."}',
+    "memory": "Rejected: a rule about commit messages.",
 }
 
 

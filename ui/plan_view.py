@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterable, Sequence
 
+from skopt.compiler.cost import add
+from skopt.compiler.night_calls import split_sizes
 from skopt.compiler.plan import (
     PHASE_ORDER,
     Budget,
@@ -13,6 +16,8 @@ from skopt.compiler.plan import (
     Job,
     ModelSettings,
     Plan,
+    Role,
+    SleepJob,
     SlowUpdate,
     Update,
     Usd,
@@ -41,15 +46,16 @@ def render_plan(plan: Plan) -> str:
         f"skopt plan · {plan.recipe}" + (f" · --set {' '.join(plan.sets)}" if plan.sets else "")
     ]
     used = {m for job in plan.jobs for m in (job.train.target, job.train.optimizer)}
+    if plan.sleep is not None:
+        used = {m.model for m in plan.sleep.models}
     if any(m.provider == "sim" and m.name in used for m in plan.models):
         lines.append("(the sim provider is a simulation: no model is called, nothing is paid)")
     if plan.job_kind == "none":
         lines.append("no job block: this file is a library for imports")
         return "\n".join(lines)
-    if plan.job_kind == "sleep":
-        lines.append("sleep job: preview it with 'skopt sleep dry-run'")
-        return "\n".join(lines)
     lines += ["", "models"] + [f"  {_model_line(m)}" for m in plan.models if m.name in used]
+    if plan.sleep is not None:
+        return "\n".join(lines + night_lines(plan.sleep, plan.budget))
     envs = {job.train.env for job in plan.jobs}
     lines += ["", "envs"] + [f"  {_env_line(e)}" for e in plan.envs if e.name in envs]
     if len(plan.jobs) == 1:
@@ -218,11 +224,17 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
     ]
 
 
-def _verdict_text(budget: Budget, verdict: Verdict | None) -> str:
+def _verdict_text(budget: Budget, verdict: Verdict | None, night: bool = False) -> str:
     limits = _budget_text(budget)
     if verdict is None:
         return "none set" if not limits else f"{limits} (nothing to check)"
-    if verdict.fits:
+    if night:
+        state = (
+            "fits: the worst case of a night"
+            if verdict.fits
+            else f"cannot pay for a night's worst case ({', '.join(verdict.limits)})"
+        )
+    elif verdict.fits:
         state = f"fits: the worst case of all {verdict.total_steps} steps"
     elif verdict.covered_steps == 0:
         state = f"cannot pay for the first step's worst case ({', '.join(verdict.limits)})"
@@ -288,3 +300,94 @@ def _sweep_lines(jobs: list[Job], budget: Budget) -> list[str]:
     if _budget_text(budget):
         lines.append(f"budget      {_budget_text(budget)} per cell")
     return lines
+
+
+# -- a sleep night ----------------------------------------------------------------------------
+
+ROLES: tuple[Role, ...] = ("target", "optimizer", "judge")
+
+
+def night_lines(night: SleepJob, budget: Budget) -> list[str]:
+    s = night.settings
+    lines = ["", "sources"]
+    lines += _table([(src.kind, os.path.normpath(src.root)) for src in s.sources])
+    within = f"whose folder is inside {s.within}" if s.within else "from any folder"
+    since = (
+        f"since the last night (the first looks back {duration_text(s.lookback_s)})"
+        if s.since_s is None
+        else f"from the last {duration_text(s.since_s)}"
+    )
+    lines.append(f"  {', '.join(s.include)} sessions {within}, {since}")
+    train, held = split_sizes(s.max_tasks, s.holdout)
+    g = s.gate
+    judge = f"rubric(model = {s.judge.model})" if s.judge.model else f"{s.judge.kind} (local)"
+    return [
+        *lines,
+        "",
+        "settings",
+        f"  target {s.target} · optimizer {s.optimizer} · judge {judge} · skill {s.skill}",
+        f"  max_sessions {s.max_sessions:_} · max_tasks {s.max_tasks:_} ({train:_} train,"
+        f" {held:_} held out: holdout {s.holdout:.0%}) · lr {s.lr} · minibatch {s.minibatch}"
+        f" · seed {s.seed}",
+        f"  gate: held-out tasks, metric {g.metric}"
+        + (f"({g.mixed_weight:g})" if g.mixed_weight is not None else "")
+        + f", min_delta {g.min_delta:g}, no_regression {_on(g.no_regression)}",
+        f"  project {s.project} · staged in {os.path.normpath(os.path.join(s.project, s.out))}"
+        f" · schedule {s.schedule or 'none'}",
+        "",
+        *_night_calls(night),
+        "",
+        *_night_cost(night),
+        "",
+        f"budget      {_verdict_text(budget, night.verdict, night=True)}",
+    ]
+
+
+def _night_calls(night: SleepJob) -> list[str]:
+    roles = [r for r in ROLES if any(rc.role == r for p in night.phases for rc in p.calls)]
+    rows = [("calls of a night", *roles)]
+    totals: dict[Role, Count] = {}
+    for phase in night.phases:
+        by_role = {rc.role: rc for rc in phase.calls}
+        rows.append(
+            (phase.phase, *(count_text(by_role[r].calls) if r in by_role else "—" for r in roles))
+        )
+        for rc in phase.calls:
+            totals[rc.role] = add(totals[rc.role], rc.calls) if rc.role in totals else rc.calls
+    rows.append(("total", *(count_text(totals[r]) for r in roles)))
+    notes = [
+        "  [none, most] ~expected: none when no session is found; the most when every session"
+        " and task is",
+        "  there, every train task fails and every optimizer or judge answer is asked again",
+    ]
+    if night.settings.judge.model is None:
+        notes.append(f"  judge: {night.settings.judge.kind} checks run here, with no model call")
+    return [*_table(rows), *notes]
+
+
+def _night_cost(night: SleepJob) -> list[str]:
+    rows = [("model", "input tokens", "output tokens", "usd min / expected / max")]
+    for m in night.models:
+        rows.append(
+            (
+                m.model,
+                count_text(m.input_tokens, approx=True),  # run-time texts, counted at bounds
+                count_text(m.output_tokens),
+                usd_text(m.usd),
+            )
+        )
+    notes = [
+        "  tokenizer: "
+        + ", ".join(sorted({f"{m.model} {m.tokens.tokenizer}" for m in night.models}))
+        + "; ~ marks estimates",
+        "  inputs carry texts of the night (sessions, tasks, notes), cut to their bounds while"
+        " running and",
+        "  counted at them here; answers at max_tokens",
+    ]
+    if night.max_skill_tokens is not None:
+        notes += [
+            f"  a candidate skill counts at most {night.max_skill_tokens:_} target tokens,"
+            " enforced while running (the live",
+            f"  skill and {_n(night.settings.lr, 'edit')} of one optimizer reply at most)",
+        ]
+    return _table(rows) + notes

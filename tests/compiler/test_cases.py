@@ -80,10 +80,12 @@ def cases(folder: str) -> list[object]:
 
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """API key variables as the cases expect them, whatever the machine has set."""
+    """API key variables as the cases expect them, whatever the machine has set, and one home
+    folder (a sleep source's default root is in it)."""
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SKOPT_TEST_UNSET_KEY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SKOPT_TEST_SET_KEY", "not-a-real-key")
+    monkeypatch.setenv("HOME", "/home/tester")
 
 
 def compile_in(

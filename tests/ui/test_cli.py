@@ -16,6 +16,25 @@ def test_check_every_example_recipe() -> None:
     code, _, err = run("check", *sorted(str(p) for p in RECIPES.glob("*.skopt")))
     assert code == 0, err
     assert "demo.skopt: ok (0 errors, 0 warnings)" in err
+    assert "sleep.skopt: ok (0 errors, 0 warnings)" in err
+
+
+def test_plan_of_a_sleep_recipe_as_text_and_json() -> None:
+    code, text, err = run("plan", str(RECIPES / "sleep.skopt"))
+    assert code == 0, err
+    assert "calls of a night" in text and "fits: the worst case of a night" in text
+    code, printed, _ = run("plan", str(RECIPES / "sleep.skopt"), "--json")
+    assert code == 0
+    plan = json.loads(printed)
+    assert plan["job_kind"] == "sleep" and plan["jobs"] == []
+    phases = [p["phase"] for p in plan["sleep"]["phases"]]
+    assert phases == ["mine", "replay", "judge", "reflect", "gate"]
+    assert plan["sleep"]["verdict"]["fits"] is True
+    assert [s["kind"] for s in plan["sleep"]["settings"]["sources"]] == [
+        "claude",
+        "codex",
+        "generic",
+    ]
 
 
 def test_check_reports_errors_with_exit_2(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from skopt.compiler.compile import compile_recipe
 from skopt.ui.plan_view import lr_text, render_plan
 from tests.conftest import RECIPES, ROOT
 
-JOBS = ["demo", "openai", "anthropic", "sweep"]
+JOBS = ["demo", "openai", "anthropic", "sweep", "sleep"]
 
 
 @pytest.mark.parametrize("name", JOBS)
