@@ -60,7 +60,7 @@ class Redactor:
         """Rules as `redaction_rules.json` writes them (Python `re`, `\\1` group references)."""
         data = json.loads(raw)
         return cls(
-            Rule(r["name"], re.compile(r["pattern"]), r["replacement"]) for r in data["rules"]
+            [Rule(r["name"], re.compile(r["pattern"]), r["replacement"]) for r in data["rules"]]
         )
 
     def text(self, text: str) -> str:

@@ -24,6 +24,7 @@ from skopt.runtime.sleep.redact import default_redactor
 from skopt.runtime.sleep.sessions import Harvest, Kind, Session, Skipped
 
 SourceKind = Literal["claude", "codex", "generic"]
+DEFAULT_KINDS: tuple[Kind, ...] = ("interactive",)
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def harvest(
     *,
     project: Path | None = None,
     since: datetime | None = None,
-    kinds: Collection[Kind] = ("interactive",),
+    kinds: Collection[Kind] = DEFAULT_KINDS,
     now: datetime | None = None,
 ) -> Harvest:
     """The wanted sessions of every source, redacted, in start order.

@@ -74,9 +74,7 @@ def _subagents(
     return children
 
 
-def _read(
-    path: Path, root: Path, tally: Tally, seen: set[str], *, subagent: bool
-) -> Thread | None:
+def _read(path: Path, root: Path, tally: Tally, seen: set[str], *, subagent: bool) -> Thread | None:
     records = read_records(path, tally)
     if records is None:
         return None

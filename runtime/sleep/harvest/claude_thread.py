@@ -26,11 +26,22 @@ from skopt.runtime.sleep.marks import is_self_made
 THREADED = frozenset({"user", "assistant", "system", "attachment", "progress"})
 SIDECARS = frozenset(
     {
-        "summary", "ai-title", "custom-title", "agent-name", "last-prompt",
-        "file-history-snapshot", "file-history-delta", "queue-operation", "mode",
-        "permission-mode", "atis-latch", "frame-link", "cost-state", "bridge-session",
+        "summary",
+        "ai-title",
+        "custom-title",
+        "agent-name",
+        "last-prompt",
+        "file-history-snapshot",
+        "file-history-delta",
+        "queue-operation",
+        "mode",
+        "permission-mode",
+        "atis-latch",
+        "frame-link",
+        "cost-state",
+        "bridge-session",
     }
-)  # fmt: skip
+)
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 SPAWN_TOOLS = frozenset({"Agent", "Task"})
 REJECTED = "The user doesn't want to proceed with this tool use"
@@ -197,7 +208,7 @@ class Thread:
         self.responses.add(key)
         self.draft.api_responses += 1
         usage = message.get("usage")
-        for name, value in (usage.items() if isinstance(usage, dict) else ()):
+        for name, value in usage.items() if isinstance(usage, dict) else ():
             if isinstance(value, int) and not isinstance(value, bool):
                 self.draft.usage[name] = self.draft.usage.get(name, 0) + value
 

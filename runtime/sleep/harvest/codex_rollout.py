@@ -27,20 +27,40 @@ from skopt.runtime.sleep.harvest.jsonl import JsonObject, Tally
 from skopt.runtime.sleep.marks import is_self_made
 
 KNOWN = frozenset(
-    {"session_meta", "turn_context", "response_item", "event_msg", "compacted", "world_state",
-     "inter_agent_communication"}
-)  # fmt: skip
+    {
+        "session_meta",
+        "turn_context",
+        "response_item",
+        "event_msg",
+        "compacted",
+        "world_state",
+        "inter_agent_communication",
+    }
+)
 ITEMS = frozenset(
-    {"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
-     "custom_tool_call_output", "local_shell_call", "web_search_call", "ghost_snapshot",
-     "compaction"}
-)  # fmt: skip
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "ghost_snapshot",
+        "compaction",
+    }
+)
 HEADLESS_ORIGINATORS = frozenset({"codex_exec", "codex_sdk_ts"})
 HEADLESS_SOURCES = frozenset({"exec", "mcp"})
 _INJECTED = (
-    "# AGENTS.md instructions", "<environment_context>", "<user_instructions>", "<skill>",
-    "<codex_internal_context", "<permissions instructions>",
-)  # fmt: skip
+    "# AGENTS.md instructions",
+    "<environment_context>",
+    "<user_instructions>",
+    "<skill>",
+    "<codex_internal_context",
+    "<permissions instructions>",
+)
 _REQUEST = "## My request for Codex:"
 _PATCHED = re.compile(
     r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE
@@ -230,7 +250,9 @@ def _patch_text(text: str) -> str:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return text
-    return value["input"] if isinstance(value, dict) and isinstance(value.get("input"), str) else text
+    return (
+        value["input"] if isinstance(value, dict) and isinstance(value.get("input"), str) else text
+    )
 
 
 def _spawned_id(output: str) -> str | None:

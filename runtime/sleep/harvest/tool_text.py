@@ -27,7 +27,9 @@ _EXIT = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.M
 
 def compact_json(value: object) -> str:
     """A structured value as one line of JSON, secret-named keys redacted first."""
-    return json.dumps(redact_tree(strip_no_intent(value)), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(
+        redact_tree(strip_no_intent(value)), ensure_ascii=False, separators=(",", ":")
+    )
 
 
 def command_line(command: object) -> str | None:
@@ -89,7 +91,7 @@ def codex_output(output: object) -> tuple[str, bool]:
         code = metadata.get("exit_code") if isinstance(metadata, dict) else None
         return parsed["output"], isinstance(code, int) and code != 0
     match = _EXIT.search(output)
-    return output, bool(match) and int(match.group(1)) != 0
+    return output, match is not None and int(match.group(1)) != 0
 
 
 def _loads(text: str) -> Any:
