@@ -120,8 +120,9 @@ def _recent(mtime: float, now: datetime) -> bool:
 
 
 def _ignored(path: Path, projects: Path) -> bool:
+    """Not a transcript: a workflow journal, or `history.jsonl` when the root is scanned itself."""
     parts = path.relative_to(projects).parts
-    return any(part in _NOT_TRANSCRIPTS for part in parts[:-1])
+    return parts == ("history.jsonl",) or any(part in _NOT_TRANSCRIPTS for part in parts[:-1])
 
 
 def _mtime_then_name(path: Path) -> tuple[float, str]:

@@ -22,6 +22,7 @@ from skopt.runtime.sleep.harvest import claude_prompt, tool_text
 from skopt.runtime.sleep.harvest.draft import CallDraft, SessionDraft, TurnDraft
 from skopt.runtime.sleep.harvest.jsonl import JsonObject, Tally
 from skopt.runtime.sleep.marks import is_self_made
+from skopt.runtime.sleep.sessions import Kind
 
 THREADED = frozenset({"user", "assistant", "system", "attachment", "progress"})
 SIDECARS = frozenset(
@@ -93,15 +94,20 @@ class Thread:
     def finish(self) -> None:
         draft = self.draft
         draft.title = next((self.titles[k] for k in _TITLES if k in self.titles), None)
+        if self.subagent:
+            draft.parent_session_id = draft.session_id  # a sub-agent file carries its parent's
+        draft.kind = self._kind()
+
+    def _kind(self) -> Kind:
+        draft = self.draft
         texts = [*draft.prompts, *([draft.subagent_prompt] if draft.subagent_prompt else [])]
         if is_self_made(cwd=draft.cwd, texts=texts):
-            draft.kind = "self"
-        elif self.subagent:
-            draft.kind = "subagent"
-        elif (draft.entrypoint or "").startswith(HEADLESS_PREFIX) or "sdk" in self.prompt_sources:
-            draft.kind = "headless"
-        else:
-            draft.kind = "interactive"
+            return "self"
+        if self.subagent:
+            return "subagent"
+        if (draft.entrypoint or "").startswith(HEADLESS_PREFIX) or "sdk" in self.prompt_sources:
+            return "headless"
+        return "interactive"
 
     # -- the envelope ---------------------------------------------------------------------------
 

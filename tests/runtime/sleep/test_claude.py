@@ -307,3 +307,13 @@ def test_headless_is_the_sdk_not_an_ide(tmp_path: Path) -> None:
     found, _ = sessions(tmp_path)
     want: dict[str | None, str] = {**cases, None: "headless"}
     assert {s.entrypoint: s.kind for s in found} == want
+
+
+def test_a_root_without_projects_is_scanned_itself_but_not_its_history(tmp_path: Path) -> None:
+    write(tmp_path / "-home-dana-src-app" / f"{SID}.jsonl", [user("go", 1)])
+    (tmp_path / "history.jsonl").write_text(json.dumps({"display": "go", "sessionId": SID}) + "\n")
+    found, counts = sessions(tmp_path)
+    assert [(s.path, [t.prompt for t in s.turns]) for s in found] == [
+        (f"-home-dana-src-app/{SID}.jsonl", ["go"])
+    ]
+    assert counts == {}

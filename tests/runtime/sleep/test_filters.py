@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +176,16 @@ def test_every_mark_of_skopt_makes_a_session_its_own(tmp_path: Path) -> None:
     kinds = {s.session_id: s.kind for s in harvested.sessions}
     assert kinds == {"plain": "interactive", "sentinel": "self", "scratch": "self", "c1": "self"}
     assert harvest(sources_, now=NOW).skipped.counts == {"self": 3}
+
+
+def test_a_session_without_timestamps_is_as_old_as_its_file(tmp_path: Path) -> None:
+    line = {"v": 1, "session_id": "undated", "role": "user", "text": "go", "cwd": "/w"}
+    (tmp_path / "g.jsonl").write_text(json.dumps(line) + "\n")
+    since = datetime(2026, 8, 1, tzinfo=UTC)
+    age(tmp_path, (since - timedelta(days=1)).timestamp())
+    assert harvest([Source("generic", tmp_path)], since=since, now=NOW).skipped.counts == {
+        "too old": 1
+    }
+    age(tmp_path, (since + timedelta(days=1)).timestamp())
+    [session] = harvest([Source("generic", tmp_path)], since=since, now=NOW).sessions
+    assert session.started_at is None
