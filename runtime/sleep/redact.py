@@ -26,7 +26,7 @@ from typing import TypeVar, cast
 T = TypeVar("T")
 
 PLACEHOLDER = "[REDACTED]"  # a value under a secret-named key
-_MAX_PASSES = 4  # a rule's placeholder can open a word boundary another rule needs; then stop
+_MAX_PASSES = 4  # rules rerun until nothing changes: a placeholder can open a word boundary
 
 _SECRET_KEY = re.compile(
     r"secret|password|passwd|api_?key|apikey|access_?key|private_?key|credential|cookie"
