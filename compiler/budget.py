@@ -8,7 +8,7 @@ A sleep night is one unit: it is reserved whole before it starts, so it fits or 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from skopt.compiler.plan import Budget, Job, ModelSettings, Phase, SleepJob, SleepPhase, Verdict
@@ -35,7 +35,7 @@ class Worst:
         return over
 
 
-def worst(phase: Phase | SleepPhase, models: dict[str, ModelSettings]) -> Worst:
+def worst(phase: Phase | SleepPhase, models: Mapping[str, ModelSettings]) -> Worst:
     total = Worst()
     for rc in phase.calls:
         price = models[rc.model].price

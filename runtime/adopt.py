@@ -24,9 +24,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from skopt.compiler.saved import PlanUnreadable, read_plan
-from skopt.runtime.artifacts import write_atomic
+from skopt.runtime.artifacts import RunFolder, write_atomic
 from skopt.runtime.changes import Block, blocks_between, replay
-from skopt.runtime.claim import NotARunFolder, open_folder
+from skopt.runtime.claim import NotARunFolder, open_folder, read_marker
 from skopt.runtime.events import (
     BaselineScored,
     CandidateBuilt,
@@ -37,6 +37,7 @@ from skopt.runtime.events import (
     StepFinished,
 )
 from skopt.runtime.journal import Journal, read_journal
+from skopt.runtime.sleep.stage import manifest
 
 RECEIPT = "adopted.json"
 
@@ -75,9 +76,10 @@ class Change(Frozen):
 class Proposal(Frozen):
     folder: str
     live: str | None  # the recipe's skill file; None when it starts from `skill = empty`
-    initial: str  # the skill when the run started
+    initial: str  # the skill when the run (or night) started
     best: str
     changes: list[Change]
+    pinned: str | None = None  # a staged night: the live file's SHA-256 it must still have
 
 
 class Adoption(Frozen):
@@ -96,7 +98,11 @@ def sha(text: str) -> str:
 
 
 def proposal(root: Path) -> Proposal:
-    """The changes that took a run's initial skill to its best one. Raises NotARunFolder."""
+    """The changes that took a run's initial skill to its best one, or a staged night's
+    proposal. Raises NotARunFolder, AdoptRefused (a night with nothing to adopt)."""
+    marker = read_marker(root)
+    if marker is not None and marker["kind"] == "night":
+        return night_proposal(root)
     folder = open_folder(root, "run")
     try:
         plan = read_plan(root / "plan.json")
@@ -115,6 +121,49 @@ def proposal(root: Path) -> Proposal:
         initial=initial,
         best=best,
         changes=changes,
+    )
+
+
+def night_proposal(root: Path) -> Proposal:
+    """A staged night's proposal: the changes from the skill it started from to the proposed
+    one, pinned to the live file's SHA-256 at that time."""
+    staged = manifest(root)
+    if staged is None:
+        raise NotARunFolder(f"{root}: this night staged nothing (a dry run, or stopped early)")
+    if not staged.accepted or staged.proposed is None:
+        raise AdoptRefused(
+            f"{root}: nothing to adopt: the gate rejected the night ({staged.reason})"
+        )
+    base = (root / "base.md").read_text(encoding="utf-8")
+    proposed = (root / staged.proposed).read_text(encoding="utf-8")
+    journal = read_journal(RunFolder(root).events)
+    built = journal.last(CandidateBuilt)
+    edits = built.selected if built else []
+    fixed, broke = _evidence(journal.last(GateDecided))
+    changes = [
+        Change(
+            number=n,
+            step=1,
+            source=f"night {staged.night}",
+            before=b.before,
+            old=b.old,
+            new=b.new,
+            after=b.after,
+            at_end=b.at_end,
+            rationale="; ".join(e.rationale for e in _behind(b, edits) if e.rationale),
+            support=max((e.support for e in _behind(b, edits)), default=0),
+            fixed=fixed,
+            broke=broke,
+        )
+        for n, b in enumerate(blocks_between(base, proposed), start=1)
+    ]
+    return Proposal(
+        folder=str(root),
+        live=staged.live,
+        initial=base,
+        best=proposed,
+        changes=changes,
+        pinned=staged.live_sha256,
     )
 
 
@@ -179,8 +228,10 @@ def _changes(
 
 
 def headline(c: Change) -> str:
-    """The change in a few words: its first added line (or what it removes)."""
+    """The change in a few words: its first added line (or what it removes), a line of text
+    before a marker or heading (a new LEARNED region opens with both)."""
     added = [line for line in c.new.splitlines() if line.strip() and line not in c.old]
+    added.sort(key=lambda line: line.lstrip().startswith(("<!--", "#")))
     gone = [line for line in c.old.splitlines() if line.strip() and line not in c.new]
     line = f"+ {added[0]}" if added else f"- {gone[0]}" if gone else "(whitespace)"
     return line if len(line) <= 60 else line[:59] + "…"
@@ -248,6 +299,12 @@ def adopt(root: Path, accepted: list[int]) -> Adoption:
     live = _read(live_path)
     if again:
         raise AdoptRefused(f"change {', '.join(map(str, again))} was adopted before")
+    ours = {p.pinned, *(a.after_sha for a in earlier)}  # as staged, or as an adoption left it
+    if p.pinned is not None and sha(live) not in ours:
+        raise AdoptRefused(
+            f"nothing adopted: {live_path} changed since the night was staged;"
+            " stage a new night (skopt sleep run) on the file as it is now"
+        )
     result, problems = preview(p, chosen, live)
     if problems and live == preview(p, chosen, p.initial)[0]:
         problems = []  # an adopt stopped before its receipt: the live file holds its result

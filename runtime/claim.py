@@ -22,7 +22,7 @@ from typing import Literal
 
 from skopt.runtime.artifacts import LOCK, MARKER, RunFolder
 
-Kind = Literal["run", "sweep"]
+Kind = Literal["run", "sweep", "night"]
 MAX_SUFFIX = 1000
 
 
@@ -107,7 +107,7 @@ def read_marker(root: Path) -> dict[str, str] | None:
         data = json.loads((root / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("kind") not in ("run", "sweep"):
+    if not isinstance(data, dict) or data.get("kind") not in ("run", "sweep", "night"):
         return None
     return {k: str(v) for k, v in data.items()}
 

@@ -245,6 +245,33 @@ class FinalTestScored(Event):
     items: int
 
 
+# -- sleep ------------------------------------------------------------------------------------
+
+
+class NightMined(Event):
+    """What a night harvested and mined: sessions read (and passed over, by reason), tasks
+    mined, kept (deduplicated, judgeable, capped) and held out."""
+
+    kind: Literal["night_mined"] = "night_mined"
+    sessions: int
+    skipped: dict[str, int]
+    mined: int
+    kept: int
+    holdout: int
+
+
+class TaskJudged(Event):
+    """A replayed task's verdict, with the current skill or the night's candidate."""
+
+    kind: Literal["task_judged"] = "task_judged"
+    task: str
+    split: Literal["train", "holdout"]
+    skill: Literal["current", "candidate"]
+    hard: float
+    soft: float
+    note: str
+
+
 # -- sinks ------------------------------------------------------------------------------------
 
 

@@ -27,12 +27,14 @@ from skopt.runtime.events import (
     Event,
     FinalTestScored,
     GateDecided,
+    NightMined,
     OptimizerAnswer,
     PhaseFinished,
     PhaseStarted,
     RunFinished,
     RunStarted,
     StepFinished,
+    TaskJudged,
 )
 
 AnyEvent = Annotated[
@@ -49,7 +51,9 @@ AnyEvent = Annotated[
     | StepFinished
     | EpochBoundary
     | BudgetStop
-    | FinalTestScored,
+    | FinalTestScored
+    | NightMined
+    | TaskJudged,
     Field(discriminator="kind"),
 ]
 _EVENT: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
@@ -113,6 +117,17 @@ class Journal:
         """How the last session ended; None while it runs, or if it was killed."""
         sessions = self.of_kinds(RunStarted, RunFinished)
         return sessions[-1] if sessions and isinstance(sessions[-1], RunFinished) else None
+
+    def worked_s(self) -> float:
+        """The seconds the sessions so far worked: each from its start to its last event (a
+        killed session ends at its last event, not when the next one started)."""
+        total, start, last = 0.0, None, 0.0
+        for event in self.events:
+            if isinstance(event, RunStarted):
+                total += last - start if start is not None else 0.0
+                start = event.at
+            last = event.at
+        return total + (last - start if start is not None else 0.0)
 
     @property
     def phase(self) -> PhaseStarted | None:

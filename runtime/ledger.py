@@ -123,12 +123,19 @@ class Ledger:
     def hold(self, worst: Amount, seconds: float = 0.0) -> Hold:
         """Reserve a unit's worst case, which is expected to take `seconds`."""
         over = self._over(worst)
-        if not over and self.budget.time_s is not None:
-            over = "time" if self.elapsed() + seconds > self.budget.time_s else ""
         if over:
             raise BudgetExhausted(over, f"the {over} budget cannot pay for the worst case")
+        self.check_time(seconds)
         self.reserved += worst
         return Hold(worst)
+
+    def check_time(self, seconds: float = 0.0) -> None:
+        """Refuse (BudgetExhausted) work expected to take `seconds` that the time left cannot
+        hold: with nothing expected, once the time budget is used up."""
+        limit = self.budget.time_s
+        if limit is not None and self.elapsed() + seconds > limit:
+            why = "cannot pay for the worst case" if seconds else "is used up"
+            raise BudgetExhausted("time", f"the time budget {why}")
 
     def drop(self, hold: Hold) -> None:
         """Give back what a finished unit did not use."""

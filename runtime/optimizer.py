@@ -67,7 +67,8 @@ def trajectory_json(t: Trajectory) -> dict[str, object]:
     }
 
 
-def _edits(value: object) -> list[Edit]:
+def parse_edits(value: object) -> list[Edit]:
+    """The usable edits of an optimizer's JSON answer `{"edits": [...]}`."""
     items = value.get("edits") if isinstance(value, dict) else None
     edits = []
     for raw in items if isinstance(items, list) else []:
@@ -153,7 +154,7 @@ class Optimizer:
             max_edits=max_edits,
             **asdict(memory),
         )
-        return Patch(kind, _edits(value)[:max_edits])
+        return Patch(kind, parse_edits(value)[:max_edits])
 
     async def reflect_full(
         self, skill: str, batch: Sequence[Trajectory], kind: str, memory: Memory
@@ -173,7 +174,7 @@ class Optimizer:
             ]
         }
         value = await self._ask("merge.j2", "aggregate", evidence, skill=skill, **asdict(memory))
-        return Patch(patches[0].source, _edits(value)) if value is not None else None
+        return Patch(patches[0].source, parse_edits(value)) if value is not None else None
 
     async def merge_full(self, skill: str, candidates: Sequence[str]) -> str | None:
         value = await self._ask(

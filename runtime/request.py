@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-Role = Literal["target", "optimizer"]
+Role = Literal["target", "optimizer", "judge"]
 
 
 @dataclass(frozen=True, slots=True)

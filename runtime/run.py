@@ -59,7 +59,7 @@ class Display(Protocol):
     def emit(self, event: Event) -> None: ...
 
 
-class _Sinks:
+class Sinks:
     """The journal and an optional live display, as one sink."""
 
     def __init__(self, journal: JsonlSink, show: Display | None) -> None:
@@ -107,7 +107,7 @@ async def start_job(
     earlier = open_folder(cache_from, "run") if cache_from is not None else None
     state = initial_state(job)
     splits = load_splits(_env(plan, job))
-    async with _backends(plan, job) as backends:
+    async with opened_backends(_models(plan, job)) as backends:
         folder = claim(folder.root, "run", unique)  # only now that the models can be reached
         with locked(folder):
             write_atomic(folder.root / "plan.json", plan_text(plan, folder.root / "plan.json"))
@@ -130,7 +130,7 @@ async def resume_job(
         if state.next_phase >= len(job.phases) and (folder.root / "summary.json").exists():
             return ended(folder, state, job)  # nothing left to do: write nothing
         splits = load_splits(_env(plan, job))
-        async with _backends(plan, job) as backends:
+        async with opened_backends(_models(plan, job)) as backends:
             return await _run(
                 plan, job, folder, state, splits, backends, show, False, clock, resumed=True
             )
@@ -160,12 +160,12 @@ def _models(plan: Plan, job: Job) -> dict[str, ModelSettings]:
 
 
 @contextlib.asynccontextmanager
-async def _backends(plan: Plan, job: Job) -> AsyncIterator[dict[str, Backend]]:
+async def opened_backends(models: dict[str, ModelSettings]) -> AsyncIterator[dict[str, Backend]]:
     """A backend per model, closed at the end (a local model's server is stopped); if one
     cannot be made, those already made are closed before the error goes on."""
     backends: dict[str, Backend] = {}
     try:
-        for name, settings in _models(plan, job).items():
+        for name, settings in models.items():
             backends[name] = backend_for(settings)
         yield backends
     finally:
@@ -192,7 +192,7 @@ async def _run(
         reconcile(folder, cache, models)
         ledger = Ledger(plan.budget, clock)
         ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
-        sinks = _Sinks(journal, show)
+        sinks = Sinks(journal, show)
         sinks.emit(_started(plan, job, state, resumed))
         layer = CallLayer(models, backends, ledger, sinks, cache, read_cache=not no_cache)
         env = _env(plan, job)
@@ -221,7 +221,7 @@ def _started(plan: Plan, job: Job, state: State, resumed: bool) -> RunStarted:
 
 
 async def _session(
-    plan: Plan, job: Job, folder: RunFolder, state: State, engine: Engine, sinks: _Sinks
+    plan: Plan, job: Job, folder: RunFolder, state: State, engine: Engine, sinks: Sinks
 ) -> Outcome:
     """Run the engine and journal how the session ended."""
     try:

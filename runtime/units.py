@@ -10,10 +10,10 @@ final test (at the baseline's pace).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from skopt.compiler import budget as budgets
-from skopt.compiler.plan import Baseline, FinalTest, Job, ModelSettings, Phase
+from skopt.compiler.plan import Baseline, FinalTest, Job, ModelSettings, Phase, SleepPhase
 from skopt.runtime.ledger import Amount, Hold, Ledger
 
 
@@ -66,7 +66,7 @@ class Units:
         return self.last_step_s + pace * sum(rc.calls.max for rc in final.calls)
 
 
-def worst(phases: Sequence[Phase], models: dict[str, ModelSettings]) -> Amount:
+def worst(phases: Sequence[Phase | SleepPhase], models: Mapping[str, ModelSettings]) -> Amount:
     """The plan's worst case of these phases (what the budget verdict counts too)."""
     total = sum((budgets.worst(p, models) for p in phases), budgets.Worst())
     return Amount(total.calls, total.tokens, total.usd)

@@ -24,6 +24,7 @@ from skopt.ui.console import (
 from skopt.ui.plan_view import render_plan
 from skopt.ui.review_commands import adopt, review, tui
 from skopt.ui.run_command import run
+from skopt.ui.sleep_commands import sleep
 
 COMPLETION = 'eval "$(_SKOPT_COMPLETE=bash_source skopt)"'
 
@@ -247,3 +248,4 @@ main.add_command(run)
 main.add_command(tui)
 main.add_command(review)
 main.add_command(adopt)
+main.add_command(sleep)

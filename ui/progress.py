@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import click
 
-from skopt.compiler.plan import Plan
+from skopt.compiler.plan import ModelCost, Plan
 from skopt.runtime.events import (
     CallEvent,
     Event,
@@ -41,8 +41,9 @@ class Progress:
         self.usd = 0.0
         self.total = 0
         self.limits = self.dollars = ""
-        if plan is not None and len(plan.jobs) == 1:
-            most = sum(m.calls.max for m in plan.jobs[0].models)
+        costs = _planned(plan)
+        if plan is not None and costs:
+            most = sum(m.calls.max for m in costs)
             budget = plan.budget
             calls = f" of budget {budget.calls}" if budget.calls is not None else ""
             self.limits = f"{calls} · at most {most} planned"
@@ -77,6 +78,15 @@ class Progress:
 
     def _say(self, line: str) -> None:
         click.echo(self.prefix + line, err=True)
+
+
+def _planned(plan: Plan | None) -> list[ModelCost]:
+    """The planned costs of the one job (or night) the progress counts against."""
+    if plan is None:
+        return []
+    if len(plan.jobs) == 1:
+        return plan.jobs[0].models
+    return plan.sleep.models if plan.sleep is not None and not plan.jobs else []
 
 
 def summary_line(r: Report, seconds: float) -> str:

@@ -95,7 +95,8 @@ def adopt(rundir: str, everything: bool, numbers: tuple[int, ...]) -> None:
 def listing(p: Proposal) -> str:
     if not p.changes:
         return "the best skill is the initial one: nothing to adopt"
-    lines = [f"{len(p.changes)} changes into {p.live}; adopt with --all or --edit N:"]
+    n = len(p.changes)
+    lines = [f"{n} change{'s' * (n != 1)} into {p.live}; adopt with --all or --edit N:"]
     for c in p.changes:
         lines.append(
             f"  {c.number:>3}  {c.source:<26} {headline(c)}"

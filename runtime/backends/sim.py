@@ -6,12 +6,13 @@ function of the request's messages alone, and no request, however malformed, rai
 Target (no `<task>` tag in the messages): the system message is the skill. A synthetic case
 ("Case N concerns TOPIC. Give the house answer.") is answered with the code of the skill's last
 sentence "For TOPIC, answer with the code CODE." (so a later, wrong sentence breaks a rule), or
-UNKNOWN when the skill states none; any other input gets "I do not know".
+UNKNOWN when the skill states none; a replayed sleep task is answered by `sim_sleep`; any other
+input gets "I do not know".
 
 Optimizer (`<task>NAME</task>`): reads the JSON between <evidence> tags and replies with the JSON
 its template asks for. It proposes a failed case's rule, and on about one reflection in four
 (fixed by a hash of the prompt) one of its edits is harmful or irrelevant instead, so that the
-gate has real work.
+gate has real work. The sleep templates' tasks (`sleep_*`) are answered by `sim_sleep`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from skopt.compiler.plan import ModelSettings
 from skopt.compiler.synthetic import CODE_LETTERS
 from skopt.compiler.tokens import PER_MESSAGE, PER_REPLY
+from skopt.runtime.backends import sim_sleep
 from skopt.runtime.request import Completion, Params, Request
 
 # Bounded repeats keep every pattern linear on a megabyte of junk; topics are short phrases.
@@ -78,7 +80,13 @@ def reply(request: Request) -> str:
     task = TASK.search(prompt)
     if task is None:
         users = [m.content for m in request.conversation if m.role == "user"]
-        return target_reply(request.system, users[-1] if users else "")
+        question = users[-1] if users else ""
+        if sim_sleep.is_replay(question):
+            return sim_sleep.replay(request.system, question)
+        return target_reply(request.system, question)
+    night = SLEEP_TASKS.get(task.group(1))
+    if night is not None:
+        return json.dumps(night(prompt), ensure_ascii=False)
     handler = TASKS.get(task.group(1))
     found: Json = handler(read_prompt(prompt)) if handler else {"error": "unknown task"}
     return json.dumps(found, ensure_ascii=False)
@@ -271,6 +279,11 @@ TASKS: dict[str, Callable[[Prompt], Json]] = {
     "merge_full": _merge_full,
     "slow_update": lambda p: {"guidance": GUIDANCE},
     "meta_skill": lambda p: {"meta_skill": META_SKILL},
+}
+SLEEP_TASKS: dict[str, Callable[[str], Json]] = {
+    "sleep_mine": sim_sleep.mine,
+    "sleep_judge": sim_sleep.judge,
+    "sleep_reflect": sim_sleep.reflect,
 }
 
 
