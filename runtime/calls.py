@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TypeVar
 
 from skopt.compiler.plan import ModelSettings
 from skopt.compiler.tokens import PER_MESSAGE, PER_REPLY
@@ -23,8 +24,23 @@ from skopt.runtime.ledger import Cost, Ledger, Reservation
 from skopt.runtime.ratelimit import RateLimit
 from skopt.runtime.request import Completion, Request, cache_key, canonical, content_key
 
+T = TypeVar("T")
 MAX_BACKOFF = 60.0
 MAX_RETRY_AFTER = 600.0  # a server asking for a longer wait fails the call instead
+
+
+async def gathered(*work: Awaitable[T]) -> list[T]:
+    """Every result, in order. When one fails, the others are cancelled and waited for before
+    its error goes on, so that none runs on (into a journal closed by then) after the caller
+    has given up."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def worst_input_tokens(request: Request) -> int:

@@ -9,7 +9,6 @@ phases, proposals, candidates, gate decisions, finished steps, epoch boundaries,
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict
 
 from skopt.compiler.dataset import Item, batches, epoch_order
@@ -33,6 +32,7 @@ from skopt.compiler.splits import Splits
 from skopt.compiler.tokens import counter_for
 from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
+from skopt.runtime.calls import gathered
 from skopt.runtime.candidate import edit_record, guarded, outcomes, prompt_json, with_guidance
 from skopt.runtime.edits import Edit, SizeLimit, apply_edits
 from skopt.runtime.errors import BudgetExhausted
@@ -199,13 +199,13 @@ class Engine:
         skill, memory, max_edits = self.state.current_skill, self.memory(), self._max_edits()
         proposals: list[tuple[Source, list[Trajectory], list[Edit], str | None]]
         if self.train.mode == "full_rewrite":
-            texts = await asyncio.gather(
+            texts = await gathered(
                 *(self.optimizer.reflect_full(skill, g, kind, memory) for kind, g in groups)
             )
             step.candidates = [t for t in texts if t]
             proposals = [(kind, g, [], text) for (kind, g), text in zip(groups, texts, strict=True)]
         else:
-            patches = await asyncio.gather(
+            patches = await gathered(
                 *(self.optimizer.reflect(skill, g, kind, max_edits, memory) for kind, g in groups)
             )
             step.patches = [p for p in patches if p.edits]

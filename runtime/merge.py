@@ -6,11 +6,11 @@ unusable answer keeps the group's edits (or its first candidate), never fails th
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+from skopt.runtime.calls import gathered
 from skopt.runtime.edits import Edit
 from skopt.runtime.optimizer import Memory, Optimizer, Patch
 
@@ -41,7 +41,7 @@ async def _rounds(items: list[T], size: int, merge: Callable[[list[T]], Awaitabl
         return group[0] if len(group) == 1 else await merge(group)
 
     while len(items) > 1:
-        items = list(await asyncio.gather(*(one(g) for g in chunks(items, size))))
+        items = list(await gathered(*(one(g) for g in chunks(items, size))))
     return items[0] if items else None
 
 

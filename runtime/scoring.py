@@ -7,14 +7,13 @@ the response cache makes a repeated question free.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from skopt.compiler.dataset import Item
 from skopt.prompts import rollout_user
-from skopt.runtime.calls import CallLayer
+from skopt.runtime.calls import CallLayer, gathered
 from skopt.runtime.envs import Env
 from skopt.runtime.request import Message, Request
 
@@ -77,7 +76,7 @@ class Scorer:
         jobs = [
             self._one(skill, item, r, phase, remember) for item in items for r in range(repeats)
         ]
-        return list(await asyncio.gather(*jobs))
+        return list(await gathered(*jobs))
 
     async def _one(
         self, skill: str, item: Item, repeat: int, phase: str, remember: bool

@@ -38,7 +38,7 @@ from skopt.runtime.run import (
     spent_so_far,
 )
 from skopt.runtime.sleep.night import Night, NightRunner
-from skopt.runtime.sleep.stage import Manifest, nights, report, stage
+from skopt.runtime.sleep.stage import Manifest, nights, rejected_before, report, stage
 
 
 @dataclass(frozen=True)
@@ -128,13 +128,22 @@ async def _night(
                 journal.close()
 
 
+def remembered(plan: Plan, folder: RunFolder) -> str:
+    """The memory of earlier nights, as this night first read it (a resumed night reflects
+    with the same)."""
+    saved = folder.root / "memory.md"
+    if not saved.is_file():
+        write_atomic(saved, rejected_before(staging(plan), folder.root))
+    return saved.read_text(encoding="utf-8")
+
+
 async def _session(
     plan: Plan, folder: RunFolder, layer: CallLayer, sinks: Sinks, dry_run: bool
 ) -> Slept:
     assert plan.sleep is not None
     now = datetime.now(UTC)
     try:
-        night = await NightRunner(plan, folder, layer, sinks).run(now)
+        night = await NightRunner(plan, folder, layer, sinks, remembered(plan, folder)).run(now)
     except BudgetExhausted as exc:
         sinks.emit(RunFinished(outcome="budget", detail=str(exc)))
         return Slept(Outcome(Exit.BUDGET, folder.root, f"stopped by the budget: {exc}"), None, None)

@@ -13,9 +13,8 @@ each task's verdict.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -27,9 +26,10 @@ from skopt.compiler.plan import GateSettings, Plan, SleepSettings
 from skopt.compiler.tokens import counter_for
 from skopt.prompts import render
 from skopt.runtime.artifacts import RunFolder, write_atomic
-from skopt.runtime.calls import CallLayer
+from skopt.runtime.calls import CallLayer, gathered
 from skopt.runtime.candidate import edit_record, outcomes
 from skopt.runtime.edits import Applied, Edit, SizeLimit
+from skopt.runtime.errors import BudgetExhausted
 from skopt.runtime.events import (
     CandidateBuilt,
     EditsProposed,
@@ -102,8 +102,11 @@ class Night:
 
 
 class NightRunner:
-    def __init__(self, plan: Plan, folder: RunFolder, layer: CallLayer, journal: EventSink) -> None:
+    def __init__(
+        self, plan: Plan, folder: RunFolder, layer: CallLayer, journal: EventSink, memory: str = ""
+    ) -> None:
         assert plan.sleep is not None
+        self.memory = memory  # what earlier nights tried and their gate rejected
         self.job = plan.sleep
         self.s = self.job.settings
         self.folder, self.layer, self.journal = folder, layer, journal
@@ -136,9 +139,13 @@ class NightRunner:
         edits = [p.with_status(st) for p, st in zip(proposed, statuses, strict=True)]
         return Night(found, tasks, skill, baseline, trained, edits, candidate, tried, decision)
 
-    async def phase(self, name: str, work: Awaitable[T]) -> T:
+    async def phase(self, name: str, work: Coroutine[object, object, T]) -> T:
         """A phase of the night, journaled; none starts once the time budget is used up."""
-        self.layer.ledger.check_time()
+        try:
+            self.layer.ledger.check_time()
+        except BudgetExhausted:
+            work.close()  # never to run
+            raise
         self.journal.emit(PhaseStarted(phase=name, step=1, epoch=1))
         result = await work
         self.journal.emit(PhaseFinished(phase=name, step=1, epoch=1))
@@ -177,7 +184,7 @@ class NightRunner:
         saved = self.folder.root / "tasks.json"
         if saved.is_file():
             return TASKS.validate_json(saved.read_text(encoding="utf-8"))
-        per_session = await asyncio.gather(*(self.mine_one(s) for s in found.sessions))
+        per_session = await gathered(*(self.mine_one(s) for s in found.sessions))
         every = [t for tasks in per_session for t in tasks]
         kept = judgeable(dedupe(every), self.s.judge.kind)[: self.s.max_tasks]
         tasks = split(kept, self.s.holdout, self.s.seed)
@@ -214,7 +221,7 @@ class NightRunner:
             messages = (Message("system", skill), Message("user", user))
             return Request(self.s.target, messages, "target", phase)
 
-        done = await asyncio.gather(*(self.layer.call(request(t)) for t in tasks))
+        done = await gathered(*(self.layer.call(request(t)) for t in tasks))
         return [redact_text(c.text) for c in done]
 
     async def judge(
@@ -222,7 +229,7 @@ class NightRunner:
     ) -> list[Scored]:
         phase = "judge" if skill == "current" else "gate"
         pairs = list(zip(tasks, answers, strict=True))
-        verdicts = await asyncio.gather(*(self.verdict(t, a, phase) for t, a in pairs))
+        verdicts = await gathered(*(self.verdict(t, a, phase) for t, a in pairs))
         scored = [Scored(t, a, v) for (t, a), v in zip(pairs, verdicts, strict=True)]
         for s in scored:
             self.journal.emit(
@@ -266,7 +273,7 @@ class NightRunner:
                 skill=skill,
                 failures=lines,
                 lr=self.s.lr,
-                memory="",
+                memory=self.memory,
             )
             edits = parse_edits(value)[: self.s.lr]
             ids = [s.task.id for s in group]

@@ -10,12 +10,14 @@ is `skopt sleep adopt` (or the review screen), runtime/adopt.py.
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skopt.compiler import sleep_bounds as bounds
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
 from skopt.runtime.claim import read_marker
 from skopt.runtime.sleep.night import Night, Proposal, Scored
@@ -126,6 +128,27 @@ def nights(staging: Path) -> list[Path]:
         if p.is_dir() and (m := read_marker(p)) and m["kind"] == "night"
     ]
     return sorted(found)
+
+
+def rejected_before(staging: Path, current: Path) -> str:
+    """The memory a night reflects with: the edits that the recipe's other staged nights tried
+    and their gate rejected, oldest first, so that a night does not propose again what the
+    held-out tasks turned down."""
+    lines = []
+    for night in nights(staging):
+        m = manifest(night) if night != current else None
+        if m is None or m.accepted:
+            continue
+        try:
+            edits = json.loads((night / "edits.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        lines += [
+            f"- night {night.name}, rejected by the gate ({m.reason}): {e['op']} {e['content']!r}"
+            for e in edits
+            if isinstance(e, dict) and e.get("status") == "applied"
+        ]
+    return bounds.memory("\n".join(lines)) if lines else ""
 
 
 def report(folder: RunFolder, night: Night, live: Path) -> str:

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skopt.compiler.night_calls import split_sizes
 from skopt.runtime.sleep.sessions import Session
 
 Split = Literal["train", "holdout"]
@@ -191,16 +192,13 @@ def dedupe(tasks: Sequence[Task]) -> list[Task]:
 
 
 def split(tasks: Sequence[Task], holdout: float, seed: int) -> list[Task]:
-    """Each task to train or held-out by a hash of the seed and its id; with two tasks or more,
-    at least one on each side (the task whose hash is nearest the line moves)."""
+    """Each task to train or held-out: ranked by a hash of the seed and its id, the first
+    `split_sizes` counts (the plan's, compiler/night_calls.py) are held out, the rest train."""
+    _, held = split_sizes(len(tasks), holdout)
     ranked = sorted(tasks, key=lambda t: _bucket(seed, t.id))
-    sides: list[Split] = ["holdout" if _bucket(seed, t.id) < holdout else "train" for t in ranked]
-    if len(ranked) >= 2 and "holdout" not in sides:
-        sides[0] = "holdout"
-    if len(ranked) >= 2 and "train" not in sides:
-        sides[-1] = "train"
-    by_id = {t.id: side for t, side in zip(ranked, sides, strict=True)}
-    return [t.model_copy(update={"split": by_id[t.id]}) for t in tasks]
+    out = {t.id for t in ranked[:held]}
+    side: dict[bool, Split] = {True: "holdout", False: "train"}
+    return [t.model_copy(update={"split": side[t.id in out]}) for t in tasks]
 
 
 def _bucket(seed: int, task: str) -> float:

@@ -158,3 +158,22 @@ def test_since_last_harvests_only_what_came_after_the_last_night(tmp_path: Path)
     assert code == 0, err
     assert "sessions: 0 read" in out and "no held-out task to gate on" in out
     assert len(nights(recipe.parent / ".skopt" / "sleep")) == 2
+
+
+def test_a_later_night_reflects_with_the_edits_earlier_gates_rejected(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    said = {"a": ["add httpx", "no, use uv not pip"], "b": ["add ruff", "no, use pip not uv"]}
+    generic(folder, said)
+    recipe = night_recipe(tmp_path, sources=f'[generic("{folder}")]')
+    assert run("sleep", "run", "--quiet", str(recipe))[0] == 0
+    first = staged(recipe)
+    m = manifest(first)
+    assert m is not None and not m.accepted and (first / "memory.md").read_text() == ""
+    tried = [e["content"] for e in json.loads((first / "edits.json").read_text())]
+
+    assert run("sleep", "run", "--quiet", str(recipe))[0] == 0
+    second = nights(recipe.parent / ".skopt" / "sleep")[-1]
+    memory = (second / "memory.md").read_text()
+    assert memory.startswith(f"- night {first.name}, rejected by the gate (")
+    assert all(repr(content) in memory for content in tried)
+    assert memory.encode() in (second / "cache.sqlite").read_bytes()  # in the reflect request

@@ -121,3 +121,20 @@ def test_a_night_through_the_sdk_that_the_gate_rejects(
 def _events(night: Path) -> list[dict[str, Any]]:
     lines = (night / "events.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines]
+
+
+def test_a_night_stops_before_a_phase_once_its_time_is_up(tmp_path: Path) -> None:
+    # every answer takes 0.2 s, so mining the fixtures' sessions alone takes longer than 1 s
+    with ScriptedServer() as slow:
+        slow.script(*([Reply(body=as_simulator, delay=0.2)] * 100))
+        recipe = recipe_on(slow, tmp_path)
+        recipe.write_text(recipe.read_text().replace("calls = 100", "calls = 100, time = 1s"))
+        code, _, err = run("sleep", "run", str(recipe))
+        assert code == 3 and "the time budget is used up" in err
+        (night,) = nights(recipe.parent / ".skopt" / "sleep")
+        phases = [e["phase"] for e in _events(night) if e["kind"] == "phase_started"]
+        assert phases == ["mine"] and manifest(night) is None
+        code, out, _ = run("sleep", "status", str(recipe))
+        assert "stopped by the budget, nothing staged" in out
+        run("sleep", "run", str(recipe))  # a night stopped by the budget has ended:
+        assert len(nights(recipe.parent / ".skopt" / "sleep")) == 2  # the next one is new

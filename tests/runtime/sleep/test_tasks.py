@@ -3,6 +3,7 @@ what each judge can score, and the split into train and held-out."""
 
 from __future__ import annotations
 
+from skopt.compiler.night_calls import split_sizes
 from skopt.runtime.sleep.tasks import (
     USE_NOT,
     Check,
@@ -100,7 +101,10 @@ def test_the_split_is_by_hash_disjoint_stable_and_has_both_sides() -> None:
     once, again = split(tasks, 0.25, seed=7), split(list(reversed(tasks)), 0.25, seed=7)
     assert {t.id: t.split for t in once} == {t.id: t.split for t in again}  # not by position
     held = {t.id for t in once if t.split == "holdout"}
-    assert 0 < len(held) < len(tasks)
+    assert len(held) == 10  # exactly the plan's count (split_sizes), so its gate calls hold
+    for n in range(2, 12):
+        sides = [t.split for t in split(tasks[:n], 0.34, seed=7)]
+        assert sides.count("holdout") == split_sizes(n, 0.34)[1]
     assert {t.id: t.split for t in split(tasks, 0.25, seed=8)} != {t.id: t.split for t in once}
     for holdout in (0.0, 1.0):  # two tasks or more: one on each side, whatever the fraction
         sides = [t.split for t in split(tasks[:2], holdout, seed=7)]
