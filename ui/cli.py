@@ -19,6 +19,7 @@ from skopt.ui.console import (
     diagnostics_summary,
     fail,
     print_diagnostics,
+    set_option,
     write_report,
 )
 from skopt.ui.plan_view import render_plan
@@ -52,9 +53,7 @@ def main(ctx: click.Context, color: str) -> None:
 
 @main.command(epilog=codes_help(Exit.OK, Exit.USAGE))
 @click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option(
-    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
-)
+@set_option
 def check(recipes: tuple[str, ...], sets: tuple[str, ...]) -> None:
     """Parse and check recipes; print every diagnostic."""
     failed = False
@@ -102,9 +101,7 @@ def fmt(recipes: tuple[str, ...], check_only: bool) -> None:
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Save the plan (JSON) to FILE."
 )
-@click.option(
-    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
-)
+@set_option
 def plan(recipe: str, as_json: bool, output: str | None, sets: tuple[str, ...]) -> None:
     """Compile a recipe and preview sizes, schedule, calls, tokens, cost and budget."""
     result: Compiled = compile_recipe(recipe, sets)
@@ -167,9 +164,7 @@ def report(rundir: str, as_json: bool) -> None:
     "rollout template).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the score as JSON.")
-@click.option(
-    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
-)
+@set_option
 def eval_(
     recipe: str, skill_file: str, split: str, harness: str, as_json: bool, sets: tuple[str, ...]
 ) -> None:

@@ -58,3 +58,9 @@ def write_report(folder: Path) -> str:
     except OSError as exc:
         click.echo(f"warning: report.md not written: {exc}", err=True)
     return text
+
+
+# `--set KEY=VALUE`, for every command that compiles a recipe.
+set_option = click.option(
+    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
+)

@@ -20,7 +20,7 @@ from skopt.compiler.plan import Plan
 from skopt.compiler.saved import PlanUnreadable, read_plan
 from skopt.runtime.exits import Exit, Outcome, codes_help
 from skopt.runtime.sweep import Displays
-from skopt.ui.console import compiled, fail, write_report
+from skopt.ui.console import compiled, fail, set_option, write_report
 from skopt.ui.progress import Progress, summary_line
 
 Work = Callable[[Displays | None], Coroutine[Any, Any, Outcome]]  # a run, given its displays
@@ -38,9 +38,7 @@ Work = Callable[[Displays | None], Coroutine[Any, Any, Outcome]]  # a run, given
     type=click.Path(file_okay=False),
     help="The run folder: absent or empty (default: the recipe's out, a new folder).",
 )
-@click.option(
-    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override one recipe value."
-)
+@set_option
 @click.option(
     "--no-cache",
     "no_cache",

@@ -12,12 +12,12 @@ import click
 
 from skopt.compiler.plan import Plan
 from skopt.runtime.exits import Exit, codes_help
-from skopt.ui.console import compiled, fail
+from skopt.ui.console import compiled, fail, set_option
 from skopt.ui.progress import Progress
 
 
-def sleep_plan(recipe: str) -> Plan:
-    plan = compiled(recipe, ())
+def sleep_plan(recipe: str, sets: tuple[str, ...] = ()) -> Plan:
+    plan = compiled(recipe, sets)
     if plan.sleep is None:
         fail(f"{recipe} has no sleep block: nothing to do", Exit.USAGE)
     return plan
@@ -36,11 +36,12 @@ def sleep() -> None:
 @sleep.command(epilog=codes_help(Exit.OK, Exit.USAGE))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON (redacted).")
-def harvest(recipe: str, as_json: bool) -> None:
+@set_option
+def harvest(recipe: str, as_json: bool, sets: tuple[str, ...]) -> None:
     """Read the sources (read-only) and list the sessions a night would mine."""
     from skopt.runtime.sleep.night import sessions_to_mine
 
-    plan = sleep_plan(recipe)
+    plan = sleep_plan(recipe, sets)
     assert plan.sleep is not None
     found = sessions_to_mine(plan.sleep.settings, datetime.now(UTC))
     if as_json:
@@ -57,12 +58,12 @@ def harvest(recipe: str, as_json: bool) -> None:
     click.echo(f"{total}; passed over: {skipped or 'none'}", err=True)
 
 
-def _night(recipe: str, dry_run: bool, quiet: bool) -> None:
+def _night(recipe: str, dry_run: bool, quiet: bool, sets: tuple[str, ...]) -> None:
     from skopt.runtime.errors import LocalModelUnavailable, MissingKey
     from skopt.runtime.run import FAILURES
     from skopt.runtime.sleep.cycle import sleep_job
 
-    plan = sleep_plan(recipe)
+    plan = sleep_plan(recipe, sets)
     try:
         slept = asyncio.run(sleep_job(plan, dry_run, None if quiet else Progress(plan=plan)))
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -84,27 +85,30 @@ def _night(recipe: str, dry_run: bool, quiet: bool) -> None:
 )
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--quiet", is_flag=True, help="No live progress; only the report.")
-def dry_run(recipe: str, quiet: bool) -> None:
+@set_option
+def dry_run(recipe: str, quiet: bool, sets: tuple[str, ...]) -> None:
     """A night that stages nothing: harvest, mine, replay, judge, propose, gate; the report."""
-    _night(recipe, True, quiet)
+    _night(recipe, True, quiet, sets)
 
 
 @sleep.command(epilog=codes_help(Exit.OK, Exit.FAILED, Exit.USAGE, Exit.BUDGET, Exit.INTERRUPTED))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--quiet", is_flag=True, help="No live progress; only the report.")
-def run(recipe: str, quiet: bool) -> None:
+@set_option
+def run(recipe: str, quiet: bool, sets: tuple[str, ...]) -> None:
     """A night, staged under the project's .skopt/sleep/ (a killed night is continued)."""
-    _night(recipe, False, quiet)
+    _night(recipe, False, quiet, sets)
 
 
 @sleep.command(epilog=codes_help(Exit.OK, Exit.USAGE))
 @click.argument("recipe", type=click.Path(dir_okay=False))
-def status(recipe: str) -> None:
+@set_option
+def status(recipe: str, sets: tuple[str, ...]) -> None:
     """The recipe's nights: what each staged, and what was adopted."""
     from skopt.runtime.sleep.cycle import staging
     from skopt.runtime.sleep.stage import nights
 
-    plan = sleep_plan(recipe)
+    plan = sleep_plan(recipe, sets)
     found = nights(staging(plan))
     if not found:
         click.echo(f"no night yet under {staging(plan)}: skopt sleep run {recipe}")
@@ -140,14 +144,21 @@ def night_status(folder: Path) -> str:
 @click.option("--night", help="The night to adopt from (default: the newest staged one).")
 @click.option("--all", "everything", is_flag=True, help="Adopt every change of the night.")
 @click.option("--edit", "numbers", type=int, multiple=True, metavar="N", help="Adopt change N.")
-def adopt(recipe: str, night: str | None, everything: bool, numbers: tuple[int, ...]) -> None:
+@set_option
+def adopt(
+    recipe: str,
+    night: str | None,
+    everything: bool,
+    numbers: tuple[int, ...],
+    sets: tuple[str, ...],
+) -> None:
     """Adopt a staged night's changes into the live file (with neither --all nor --edit: list
     them). A backup first; refused when the live file changed since staging."""
     from skopt.runtime.sleep.cycle import staging
     from skopt.runtime.sleep.stage import manifest, nights
     from skopt.ui.review_commands import adopt as adopting
 
-    plan = sleep_plan(recipe)
+    plan = sleep_plan(recipe, sets)
     root = staging(plan)
     staged = [p for p in nights(root) if (m := manifest(p)) and m.accepted]
     chosen = root / night if night else (staged[-1] if staged else None)

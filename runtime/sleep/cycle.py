@@ -68,16 +68,16 @@ def sleep(plan: Plan, dry_run: bool, show: Display | None = None) -> Slept:
 
 async def sleep_job(plan: Plan, dry_run: bool, show: Display | None = None) -> Slept:
     """A night of the plan's sleep job: a new one, or the killed one it continues."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")  # a night's name
     if dry_run:
         scratch = Path(tempfile.mkdtemp(prefix="skopt-sleep-dry-run-"))
         try:
-            return await _night(plan, claim(scratch / "night", "night"), True, show, False)
+            return await _night(plan, claim(scratch / stamp, "night"), True, show, False)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     unfinished = _unfinished(staging(plan))
     if unfinished is not None:
         return await _night(plan, unfinished, False, show, True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
     folder = claim(staging(plan) / stamp, "night", unique=True)
     write_atomic(folder.root / "plan.json", plan_text(plan, folder.root / "plan.json"))
     return await _night(plan, folder, False, show, False)
@@ -160,5 +160,5 @@ async def _session(
     verdict = "accepted" if d.accepted else "rejected"
     where = "nothing staged (dry run)" if dry_run else f"staged in {folder.root}"
     message = f"night {verdict} by the gate ({d.reason}); {where}"
-    text = report(folder, night, live)
+    text = report(folder, night, live, dry_run)
     return Slept(Outcome(Exit.OK, folder.root, message), night, staged, text)

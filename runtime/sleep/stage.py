@@ -151,13 +151,13 @@ def rejected_before(staging: Path, current: Path) -> str:
     return bounds.memory("\n".join(lines)) if lines else ""
 
 
-def report(folder: RunFolder, night: Night, live: Path) -> str:
+def report(folder: RunFolder, night: Night, live: Path, dry_run: bool = False) -> str:
     d = night.decision
     tried = {s.task.id: s for s in night.tried}
     skipped = night.harvest.skipped.counts
     fixed, broke = changed(night)
     lines = [
-        f"# skopt sleep · night {folder.root.name}",
+        f"# skopt sleep · {'dry run' if dry_run else 'night'} {folder.root.name}",
         "",
         f"- live skill: `{live}`",
         f"- sessions: {len(night.harvest.sessions)} read; passed over: "
