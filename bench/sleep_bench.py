@@ -82,8 +82,8 @@ def phases(plan: Plan, journal: Journal) -> None:
         tokens_out = sum(c.output_tokens for c in calls)
         s = seconds.get(name, 0.0)
         print(
-            f"{name:<10} {len(calls):>6} / {most.get(name, 0):<12} {tokens_in:>11,} {tokens_out:>11,}"
-            f" {s:>9.1f} {s / night:>7.0%}"
+            f"{name:<10} {len(calls):>6} / {most.get(name, 0):<12} {tokens_in:>11,}"
+            f" {tokens_out:>11,} {s:>9.1f} {s / night:>7.0%}"
         )
     paid = [c for c in journal.calls if c.ok and not c.cache_hit]
     print(
