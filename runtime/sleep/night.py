@@ -51,7 +51,7 @@ from skopt.runtime.sleep import judge as judging
 from skopt.runtime.sleep.evidence import digest, failure, task_text
 from skopt.runtime.sleep.harvest import Source, harvest
 from skopt.runtime.sleep.learned import with_edits
-from skopt.runtime.sleep.redact import redact_text
+from skopt.runtime.sleep.redact import redact_text, redact_tree
 from skopt.runtime.sleep.sessions import Harvest, Session
 from skopt.runtime.sleep.tasks import Task, dedupe, heuristic_task, judgeable, model_tasks, split
 from skopt.runtime.structured import Structured, ask_json
@@ -159,16 +159,11 @@ class NightRunner:
         request = Request(model, (Message("user", prompt),), role, phase)
         answer: Structured = await ask_json(self.layer, request)
         task = template.removesuffix(".j2")
-        record = Record(
-            task,
-            answer.value is not None,
-            answer.repaired,
-            answer.reasked,
-            answer.problem,
-            answer.answers,
-        )
+        raw = tuple(redact_text(a) for a in answer.answers)  # a model may repeat a secret
+        usable = answer.value is not None
+        record = Record(task, usable, answer.repaired, answer.reasked, answer.problem, raw)
         self.journal.emit(record.event(1))
-        return answer.value
+        return redact_tree(answer.value)
 
     # -- harvest and mine: saved in the folder, so that a resumed night works on the same -----
 

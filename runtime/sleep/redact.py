@@ -26,7 +26,11 @@ from typing import TypeVar, cast
 T = TypeVar("T")
 
 PLACEHOLDER = "[REDACTED]"  # a value under a secret-named key
-_MAX_PASSES = 4  # rules rerun until nothing changes: a placeholder can open a word boundary
+# Rules rerun until nothing changes: a placeholder can open the word boundary of a secret glued
+# to the one before it, so a chain of n glued secrets takes n passes. A text still changing
+# after the last pass is withheld whole, never passed on half redacted.
+_MAX_PASSES = 64
+UNSETTLED = "[REDACTED:unsettled]"
 
 _SECRET_KEY = re.compile(
     r"secret|password|passwd|api_?key|apikey|access_?key|private_?key|credential|cookie"
@@ -67,9 +71,9 @@ class Redactor:
         for _ in range(_MAX_PASSES):
             redacted = self._once(text)
             if redacted == text:
-                break
+                return text
             text = redacted
-        return text
+        return UNSETTLED
 
     def _once(self, text: str) -> str:
         for rule in self.rules:

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skopt.runtime.sleep.redact import (
+    UNSETTLED,
     Redactor,
     default_redactor,
     is_secret_key,
@@ -194,3 +195,10 @@ def test_rules_load_from_their_json() -> None:
     rules = {"rules": [{"name": "x", "pattern": "(key=)\\w+", "replacement": "\\1[REDACTED:x]"}]}
     redactor = Redactor.from_json(json.dumps(rules))
     assert redactor.text("key=abc other") == "key=[REDACTED:x] other"
+
+
+def test_a_chain_of_glued_secrets_is_redacted_whole_or_withheld() -> None:
+    google, anthropic = "AIza" + "FAKE" * 8 + "FAK", "sk-ant-api03-" + "FAKE" * 6
+    five = google * 4 + anthropic  # each needs the placeholder before it to open its boundary
+    assert redact_text(five) == "[REDACTED:google_key]" * 4 + "[REDACTED:anthropic_key]"
+    assert redact_text(google * 200) == UNSETTLED  # more than the passes: nothing half-done
