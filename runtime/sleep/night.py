@@ -42,7 +42,7 @@ from skopt.runtime.events import (
     PhaseStarted,
     TaskJudged,
 )
-from skopt.runtime.gate import decide
+from skopt.runtime.gate import decide, metric
 from skopt.runtime.merge import chunks
 from skopt.runtime.optimizer import Record, edit_json, one_per_line, parse_edits
 from skopt.runtime.request import Message, Request, Role
@@ -77,13 +77,14 @@ class Proposal:
     edit: Edit
     tasks: tuple[str, ...]
     status: str = "proposed"  # then "applied" or "skipped" (did not fit, or no held-out task)
+    reason: str = ""  # how it was applied, or why it was skipped
 
     def joined(self, tasks: Sequence[str]) -> Proposal:
         support = replace(self.edit, support=self.edit.support + 1)
         return Proposal(support, tuple(dict.fromkeys([*self.tasks, *tasks])), self.status)
 
-    def with_status(self, status: str) -> Proposal:
-        return replace(self, status=status)
+    def with_status(self, status: str, reason: str) -> Proposal:
+        return replace(self, status=status, reason=reason)
 
 
 @dataclass
@@ -135,8 +136,13 @@ class NightRunner:
         tried = await self.phase("gate", self.tried(candidate, held)) if candidate else []
         decision = self.decide(baseline, tried, candidate)
         ledger.drop(ledger.open)
-        statuses = [o.status for o in applied.outcomes] if applied else ["skipped"] * len(proposed)
-        edits = [p.with_status(st) for p, st in zip(proposed, statuses, strict=True)]
+        unheld = ("skipped", "no held-out task to gate on")
+        ends = (
+            [(o.status, o.reason) for o in applied.outcomes]
+            if applied
+            else [unheld] * len(proposed)
+        )
+        edits = [p.with_status(*end) for p, end in zip(proposed, ends, strict=True)]
         return Night(found, tasks, skill, baseline, trained, edits, candidate, tried, decision)
 
     async def phase(self, name: str, work: Coroutine[object, object, T]) -> T:
@@ -325,11 +331,6 @@ class NightRunner:
     def decide(
         self, baseline: Sequence[Scored], tried: Sequence[Scored], candidate: str | None
     ) -> GateResult:
-        if candidate is None:
-            reason = (
-                "no candidate: nothing to propose" if baseline else "no held-out task to gate on"
-            )
-            return GateResult(accepted=False, reason=reason)
         gate = GateSettings(
             split="valid",
             metric=self.s.gate.metric,
@@ -340,6 +341,11 @@ class NightRunner:
             min_delta=self.s.gate.min_delta,
         )
         before = {s.task.id: (s.verdict.hard, s.verdict.soft) for s in baseline}
+        if candidate is None:
+            if not baseline:
+                return GateResult(accepted=False, reason="no held-out task to gate on")
+            reason = "no candidate: no proposed edit applied"
+            return GateResult(accepted=False, reason=reason, before=metric(before, gate))
         after = {s.task.id: (s.verdict.hard, s.verdict.soft) for s in tried}
         verdict = decide(before, after, gate)
         result = GateResult(

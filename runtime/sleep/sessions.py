@@ -1,4 +1,4 @@
-"""The records harvest returns (SLEEP.md A): a coding-agent session as skopt keeps it.
+"""The records harvest returns (docs/sleep.md, A): a coding-agent session as skopt keeps it.
 
 This module owns them: `ToolCall`, `Turn`, `Session`, what harvest passed over (`Skipped`) and
 the whole result (`Harvest`). They are frozen pydantic models and everything they hold is
@@ -64,7 +64,7 @@ class Session(Record):
     api_responses: int  # Claude: distinct message ids; Codex: distinct cumulative token totals
     usage: dict[str, int]  # Claude: summed once per message id; Codex: the last cumulative total
     files_touched: list[str]  # relative to cwd when inside it; a sub-agent's count for its parent
-    # additive to SLEEP.md A:
+    # additive to docs/sleep.md, A:
     subagent_prompt: str | None = None  # the prompt a sub-agent was spawned with (not a task)
     parent_session_id: str | None = None  # a sub-agent's parent session
     title: str | None = None  # Claude's title (custom > ai > legacy summary)

@@ -100,6 +100,7 @@ def _edit(p: Proposal, number: int) -> dict[str, object]:
         "support": e.support,
         "proposed_for": list(p.tasks),
         "status": p.status,
+        "reason": p.reason,
     }
 
 
@@ -182,6 +183,7 @@ def report(folder: RunFolder, night: Night, live: Path, dry_run: bool = False) -
         lines.append(
             f"   support {e.support} · proposed for {len(p.tasks)} failed task"
             f"{'s' * (len(p.tasks) != 1)} ({', '.join(p.tasks)}) · {p.status}"
+            + (f" ({p.reason})" if p.status == "skipped" else "")
         )
     if not night.edits:
         lines.append("none")

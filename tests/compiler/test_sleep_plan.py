@@ -25,7 +25,7 @@ from skopt.compiler.tokens import Estimate, TiktokenCounter, chat_tokens
 from skopt.grammar.source import render_all
 from skopt.prompts import render
 
-# The night of SLEEP.md's worked numbers: S = 12 sessions, T = 8 tasks, holdout 34% (3 held out,
+# A night of S = 12 sessions, T = 8 tasks, holdout 34% (3 held out,
 # 5 train), minibatch 3, a rubric judge.
 RECIPE = """\
 skopt 1

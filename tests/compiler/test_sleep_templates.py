@@ -7,7 +7,7 @@ import pytest
 
 from skopt.prompts import EXAMPLES, SLEEP_VARIABLES, needed, render
 
-# SLEEP.md fixes each template's variables; the night (runtime) renders them with exactly these.
+# Each template's variables are fixed; the night (runtime) renders them with exactly these.
 DESIGN = {
     "sleep_mine.j2": {"session"},
     "sleep_replay.j2": {"task"},

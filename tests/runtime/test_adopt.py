@@ -169,3 +169,12 @@ def test_adopt_on_the_command_line(project: Path) -> None:
     assert code == 2 and "change 1 was adopted before" in err
     code, _, err = run("adopt", "nowhere", "--all")
     assert code == 2 and "not a run folder" in err
+
+
+def test_adopt_on_the_command_line_refuses_a_live_file_changed_under_it(project: Path) -> None:
+    numbers = [f"--edit={c.number}" for c in proposal(Path("run")).changes if c.old]
+    LIVE.write_text("# Someone else's skill\n\nNothing in common.\n")
+    code, out, err = run("adopt", "run", *numbers)
+    assert code == 2 and "it changed since the run started" in err and out == ""
+    assert LIVE.read_text() == "# Someone else's skill\n\nNothing in common.\n"
+    assert not Path("run/adopted.json").exists()

@@ -30,7 +30,7 @@ from skopt.ui.tui.review import DetailsScreen, ReviewScreen
 from skopt.ui.tui.sources import FolderSource, PushSource
 from skopt.ui.tui.sweep import SweepScreen
 from tests.conftest import demo_project
-from tests.ui.invoke import run
+from tests.ui.invoke import DEMO, run
 
 SIZE = (120, 40)
 EPOCH = 1_800_000_000.0  # the journal's times, made fixed for snapshots
@@ -264,9 +264,14 @@ def test_snapshot_of_the_details(project: Path, snap_compare: Any) -> None:
 
 
 def test_tui_and_review_refuse_what_is_not_a_run(tmp_path: Path) -> None:
-    for command in ("tui", "review"):
-        code, out, err = run(command, str(tmp_path))
-        assert code == 2 and "not a run folder" in err and out == ""
+    (tmp_path / "plan").mkdir()
+    assert run("plan", DEMO, "-o", str(tmp_path / "plan" / "plan.json"))[0] == 0
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    for folder in (tmp_path, tmp_path / "missing", tmp_path / "plan"):
+        for command in ("tui", "review"):
+            code, out, err = run(command, str(folder))
+            assert code == 2 and "not a run folder" in err and out == "", (command, folder)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written
 
 
 def test_tui_with_no_folder_and_no_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

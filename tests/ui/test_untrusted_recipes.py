@@ -127,9 +127,10 @@ def test_the_pwned_template_of_the_issue_creates_nothing(
         "{{ cycler.__init__.__globals__.os.system('touch PWNED') }}{{ input }}"
     )
     monkeypatch.chdir(tmp_path)
-    for command in ("check", "plan"):
+    for command in ("check", "plan", "run"):
         assert run(command, recipe.name)[0] == 2
     assert not (tmp_path / "PWNED").exists()
+    assert not (tmp_path / "runs").exists()  # `run` stops at the diagnostic, before a folder
 
 
 def test_a_template_hostile_on_one_item_only_fails_the_plan(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Harvest (SLEEP.md A, transcripts README §8): the sessions of coding agents a night learns
+"""Harvest (docs/sleep.md, A; transcripts README §8): the sessions of coding agents a night learns
 from, read-only, leniently, redacted before they leave.
 
 This package owns `Source` (what a recipe names: an agent kind and its root) and `harvest`,

@@ -1,4 +1,4 @@
-"""What a night asks for (SLEEP.md A): by default only interactive sessions; only those whose cwd
+"""What a night reads (docs/sleep.md A): by default only interactive sessions; only those whose cwd
 is inside the project (by path components); only those started at or after `since`; never
 skopt's own (any of its three marks) nor live ones; each session passed over counted once, by
 its first reason."""
