@@ -330,14 +330,7 @@ class Engine:
         s = self.state
         scores = await self.score_on_gate(candidate, "gate")
         verdict = gating.decide(s.current_scores, scores, self.train.gate)
-        decision = GateResult(
-            accepted=verdict.accepted,
-            reason=verdict.reason,
-            before=verdict.before,
-            after=verdict.after,
-            regressions=list(verdict.regressions),
-            candidate=skill_hash(candidate),
-        )
+        decision = verdict.result(skill_hash(candidate))
         items = {
             key: ItemScores(before=s.current_scores.get(key, (0.0, 0.0))[0], after=hard)
             for key, (hard, _) in scores.items()

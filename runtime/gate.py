@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from skopt.compiler.plan import GateSettings
+from skopt.runtime.events import GateResult
 
 Scores = Mapping[str, tuple[float, float]]  # item key -> (hard, soft)
 
@@ -36,6 +37,17 @@ class Decision:
     after: float
     reason: str
     regressions: tuple[str, ...] = ()
+
+    def result(self, candidate: str) -> GateResult:
+        """The decision as the journal records it, for the candidate of this hash."""
+        return GateResult(
+            accepted=self.accepted,
+            reason=self.reason,
+            before=self.before,
+            after=self.after,
+            regressions=list(self.regressions),
+            candidate=candidate,
+        )
 
 
 def decide(current: Scores, candidate: Scores, gate: GateSettings) -> Decision:

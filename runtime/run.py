@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -225,22 +225,31 @@ async def _session(
 ) -> Outcome:
     """Run the engine and journal how the session ended."""
     try:
-        await engine.run()
+        with journaled_end(sinks):
+            await engine.run()
     except BudgetExhausted as exc:  # not even the baseline and the final test can be paid
         sinks.emit(RunFinished(outcome="budget", detail=str(exc)))
         return Outcome(Exit.BUDGET, folder.root, f"stopped by the budget: {exc}")
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        sinks.journal.emit(RunFinished(outcome="interrupted"))
-        raise
-    except FAILURES as exc:
-        sinks.emit(RunFinished(outcome="failed", detail=str(exc)))
-        raise
     write_json(folder.root / "summary.json", summary(plan, job, state))
     write_atomic(folder.root / "best_skill.md", state.best_skill)
     outcome = ended(folder, state, job)
     word = "budget" if state.stopped else "done"
     sinks.emit(RunFinished(outcome=word, detail=stop_reason(state, job)))
     return outcome
+
+
+@contextlib.contextmanager
+def journaled_end(sinks: Sinks) -> Iterator[None]:
+    """Journal how a session that ends by an exception ended: interrupted (Ctrl-C, or the UI's
+    `q`) or failed (run.FAILURES); the exception goes on."""
+    try:
+        yield
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        sinks.journal.emit(RunFinished(outcome="interrupted"))
+        raise
+    except FAILURES as exc:
+        sinks.emit(RunFinished(outcome="failed", detail=str(exc)))
+        raise
 
 
 def ended(folder: RunFolder, state: State, job: Job) -> Outcome:

@@ -30,9 +30,9 @@ from skopt.runtime.exits import Exit, Outcome
 from skopt.runtime.journal import read_journal
 from skopt.runtime.ledger import Ledger
 from skopt.runtime.run import (
-    FAILURES,
     Display,
     Sinks,
+    journaled_end,
     opened_backends,
     reconcile,
     spent_so_far,
@@ -143,16 +143,11 @@ async def _session(
     assert plan.sleep is not None
     now = datetime.now(UTC)
     try:
-        night = await NightRunner(plan, folder, layer, sinks, remembered(plan, folder)).run(now)
+        with journaled_end(sinks):
+            night = await NightRunner(plan, folder, layer, sinks, remembered(plan, folder)).run(now)
     except BudgetExhausted as exc:
         sinks.emit(RunFinished(outcome="budget", detail=str(exc)))
         return Slept(Outcome(Exit.BUDGET, folder.root, f"stopped by the budget: {exc}"), None, None)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        sinks.journal.emit(RunFinished(outcome="interrupted"))
-        raise
-    except FAILURES as exc:
-        sinks.emit(RunFinished(outcome="failed", detail=str(exc)))
-        raise
     live = Path(plan.sleep.settings.skill).resolve()
     staged = None if dry_run else stage(folder, night, live, now)
     sinks.emit(RunFinished(outcome="done"))

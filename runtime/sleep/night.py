@@ -347,15 +347,7 @@ class NightRunner:
             reason = "no candidate: no proposed edit applied"
             return GateResult(accepted=False, reason=reason, before=metric(before, gate))
         after = {s.task.id: (s.verdict.hard, s.verdict.soft) for s in tried}
-        verdict = decide(before, after, gate)
-        result = GateResult(
-            accepted=verdict.accepted,
-            reason=verdict.reason,
-            before=verdict.before,
-            after=verdict.after,
-            regressions=list(verdict.regressions),
-            candidate=skill_hash(candidate),
-        )
+        result = decide(before, after, gate).result(skill_hash(candidate))
         items = {k: ItemScores(before=before[k][0], after=after[k][0]) for k in after}
         self.journal.emit(GateDecided(step=1, decision=result, items=items))
         return result
