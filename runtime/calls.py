@@ -117,13 +117,15 @@ class CallLayer:
                 await self._limits[request.model].acquire(worst_in + settings.max_tokens)
                 completion, retries = await self._attempts(request, settings)
         except BaseException as exc:
-            self.ledger.release(reservation)
+            await self.ledger.release(reservation)
             self._settled.set()
             self._failed(request, exc)
             raise
         cost = usd(settings, completion.input_tokens, completion.output_tokens)
         actual = Cost(1, completion.input_tokens, completion.output_tokens, cost or 0.0)
-        self.ledger.commit(reservation, actual, request.role, request.phase, completion.latency_s)
+        await self.ledger.commit(
+            reservation, actual, request.role, request.phase, completion.latency_s
+        )
         self._settled.set()
         if self.cache:
             origin = (request.model, request.role, request.phase)
@@ -138,7 +140,7 @@ class CallLayer:
         while other calls are in flight: each gives back to the hold what it did not use."""
         while True:
             try:
-                return self.ledger.reserve(worst)
+                return await self.ledger.reserve(worst)
             except BudgetExhausted as exc:
                 if self.ledger.open is None or self.ledger.in_flight == 0:
                     self._failed(request, exc)

@@ -88,11 +88,11 @@ class Engine:
         cannot pay is not started: the run goes on to the final test, whose worst case was
         held from the start, and records why it stopped."""
         phases = self.job.phases
-        self.units.hold_final_test(self.state.next_phase)
+        await self.units.hold_final_test(self.state.next_phase)
         while self.state.next_phase < len(phases):
             index = self.state.next_phase
             phase = phases[index]
-            if self.units.starts(phase) and not self._open(index):
+            if self.units.starts(phase) and not await self._open(index):
                 continue  # stopped by the budget: on to the final test
             if isinstance(phase, Rollout):
                 self.step = Step(phase.step, phase.epoch)
@@ -104,13 +104,13 @@ class Engine:
             self.state.next_phase = index + 1
             if self._finishes_unit(phase):
                 self.save()
-        self.units.close()
+        await self.units.close()
         return self.state
 
-    def _open(self, index: int) -> bool:
+    async def _open(self, index: int) -> bool:
         """Hold the budget of the unit that starts at `index`; False when it cannot be paid."""
         try:
-            self.units.open(index, self.state.baseline_s)
+            await self.units.open(index, self.state.baseline_s)
         except BudgetExhausted as exc:
             if isinstance(self.job.phases[index], Baseline):
                 raise

@@ -191,7 +191,7 @@ async def _run(
     try:
         reconcile(folder, cache, models)
         ledger = Ledger(plan.budget, clock)
-        ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
+        await ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
         sinks = Sinks(journal, show)
         sinks.emit(_started(plan, job, state, resumed))
         layer = CallLayer(models, backends, ledger, sinks, cache, read_cache=not no_cache)

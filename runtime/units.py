@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 
 from skopt.compiler import budget as budgets
 from skopt.compiler.plan import Baseline, FinalTest, Job, ModelSettings, Phase, SleepPhase
-from skopt.runtime.ledger import Amount, Hold, Ledger
+from skopt.runtime.bank import Amount
+from skopt.runtime.ledger import Hold, Ledger
 
 
 class Units:
@@ -24,35 +25,37 @@ class Units:
         self.current: tuple[int, Hold, float] | None = None  # step, hold, when it started
         self.last_step_s = 0.0
 
-    def hold_final_test(self, next_phase: int) -> None:
+    async def hold_final_test(self, next_phase: int) -> None:
         """Hold the final test's worst case if it is still to come (BudgetExhausted if not
         even that can be paid)."""
         tests = [p for p in self.job.phases[next_phase:] if isinstance(p, FinalTest)]
-        self.final_test = self.ledger.hold(worst(tests, self.models)) if tests else None
+        self.final_test = await self.ledger.hold(worst(tests, self.models)) if tests else None
 
     def starts(self, phase: Phase) -> bool:
         """Whether `phase` is the first of a unit not yet open."""
         return self.current is None or self.current[0] != phase.step
 
-    def open(self, index: int, baseline_s: float) -> None:
+    async def open(self, index: int, baseline_s: float) -> None:
         """Close the unit under way and hold the one that starts at phase `index`
         (BudgetExhausted when the rest of the budget cannot pay for it)."""
-        self.close()
+        await self.close()
         phase = self.job.phases[index]
         if isinstance(phase, FinalTest) and self.final_test is not None:
             hold = self.final_test
         else:
             rest = [p for p in self.job.phases[index:] if p.step == phase.step]
-            hold = self.ledger.hold(worst(rest, self.models), self._seconds(phase, baseline_s))
+            hold = await self.ledger.hold(
+                worst(rest, self.models), self._seconds(phase, baseline_s)
+            )
         self.ledger.open = hold
         self.current = (phase.step, hold, self.ledger.elapsed())
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Give back what the unit under way did not use."""
         if self.current is None:
             return
         step, hold, started = self.current
-        self.ledger.drop(hold)
+        await self.ledger.drop(hold)
         if 0 < step <= self.job.schedule.total_steps:
             self.last_step_s = self.ledger.elapsed() - started
         self.current = None

@@ -109,7 +109,7 @@ async def _night(
                 reconcile(folder, cache, used)
                 ledger = Ledger(plan.budget)
                 worked = read_journal(folder.events).worked_s()
-                ledger.restore(*spent_so_far(folder), elapsed=worked)
+                await ledger.restore(*spent_so_far(folder), elapsed=worked)
                 sinks = Sinks(journal, show)
                 sinks.emit(
                     RunStarted(

@@ -121,7 +121,7 @@ class NightRunner:
         # A resumed night has paid for part of its worst case already (what it asks again, its
         # cache answers for free): it holds the rest.
         rest = worst(self.job.phases, self.layer.models) - ledger.spent.amount
-        ledger.open = ledger.hold(rest.floor())
+        ledger.open = await ledger.hold(rest.floor())
         found = self.harvested(now)
         tasks = await self.phase("mine", self.mined(found))
         skill = self.base()
@@ -135,7 +135,7 @@ class NightRunner:
         candidate, applied = self.propose(skill, proposed) if held else (None, None)
         tried = await self.phase("gate", self.tried(candidate, held)) if candidate else []
         decision = self.decide(baseline, tried, candidate)
-        ledger.drop(ledger.open)
+        await ledger.drop(ledger.open)
         unheld = ("skipped", "no held-out task to gate on")
         ends = (
             [(o.status, o.reason) for o in applied.outcomes]
@@ -148,7 +148,7 @@ class NightRunner:
     async def phase(self, name: str, work: Coroutine[object, object, T]) -> T:
         """A phase of the night, journaled; none starts once the time budget is used up."""
         try:
-            self.layer.ledger.check_time()
+            await self.layer.ledger.check_time()
         except BudgetExhausted:
             work.close()  # never to run
             raise
