@@ -131,6 +131,49 @@ def diagnostics(job: Job, where: Span) -> list[Diagnostic]:
     ]
 
 
+# -- a sweep: one budget for every cell ---------------------------------------------------------
+
+
+def sweep_verdict(
+    jobs: Sequence[Job], budget: Budget, models: dict[str, ModelSettings]
+) -> Verdict | None:
+    """Whether the budget pays for every cell's worst case together, or for how many whole
+    cells (counted in the verdict's steps), in the order of the grid."""
+    if budget == Budget() or len(jobs) < 2:
+        return None
+    used = {rc.model for job in jobs for p in job.phases for rc in p.calls}
+    usd_known = all(models[m].price is not None for m in used)
+    total, covered, binding = Worst(), 0, []
+    for job in jobs:
+        cell = sum((worst(p, models) for p in job.phases), Worst())
+        binding = (total + cell).exceeds(budget, usd_known)
+        if binding:
+            break
+        total += cell
+        covered += 1
+    return Verdict(
+        fits=covered == len(jobs),
+        covered_steps=covered,
+        total_steps=len(jobs),
+        limits=binding,
+        unchecked=_unchecked(budget, used, models, "the cells share one clock"),
+    )
+
+
+def sweep_diagnostics(v: Verdict | None, where: Span) -> list[Diagnostic]:
+    if v is None or v.fits:
+        return []
+    return [
+        warning(
+            f"the budget covers the worst case of {v.covered_steps} of {v.total_steps} cells",
+            where,
+            f"the whole sweep's worst case runs out of {', '.join(v.limits)}",
+            help="the cells share one budget: a cell stops cleanly (exit 3) before a step the"
+            " rest of it cannot pay, and still scores its test",
+        )
+    ]
+
+
 # -- a sleep night ----------------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from skopt.compiler.schema import (
     JOBS,
     REQUIRED,
+    SWEEP_OPTIONS,
     SWEEPABLE,
     TOP_LEVEL,
     TRAIN,
@@ -92,6 +93,8 @@ class CheckedRecipe:
     job: Resolved | None = None
     budget: Resolved | None = None
     sweep: dict[str, tuple[list[Checked], Span]] = field(default_factory=dict)
+    sweep_options: dict[str, Checked] = field(default_factory=dict)  # executor, stop
+    has_sweep: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
@@ -108,7 +111,8 @@ def check(blocks: list[ast.Block]) -> CheckedRecipe:
         if not _check_name(block, spec, report):
             continue
         if kind == "sweep":
-            out.sweep = _check_sweep(block, report)
+            out.sweep, out.sweep_options = _check_sweep(block, report)
+            out.has_sweep = True
             continue
         resolved = check_block(block, spec, report)
         if kind == "model":
@@ -223,9 +227,18 @@ def _unknown_key(name: ast.Name, spec: BlockSpec, report: Reporter, noun: str = 
     )
 
 
-def _check_sweep(block: ast.Block, report: Reporter) -> dict[str, tuple[list[Checked], Span]]:
+def _check_sweep(
+    block: ast.Block, report: Reporter
+) -> tuple[dict[str, tuple[list[Checked], Span]], dict[str, Checked]]:
+    """The sweep's axes (train keys with lists of values) and its options."""
     axes: dict[str, tuple[list[Checked], Span]] = {}
+    options: dict[str, Checked] = {}
     for member in block.body:
+        if isinstance(member, ast.Entry) and member.key.name in SWEEP_OPTIONS:
+            checked = SWEEP_OPTIONS[member.key.name].type.check(member.value, report)
+            if checked is not INVALID:
+                options[member.key.name] = checked
+            continue
         if isinstance(member, ast.Block):
             report(
                 error(
@@ -238,10 +251,11 @@ def _check_sweep(block: ast.Block, report: Reporter) -> dict[str, tuple[list[Che
         key = member.key.name
         if key not in SWEEPABLE:
             fixed = key in TRAIN.keys
+            known = (*SWEEPABLE, *SWEEP_OPTIONS)
             help = (
                 "a sweep varies training settings; target, optimizer, env and out stay fixed"
                 if fixed
-                else did_you_mean(key, SWEEPABLE) or f"sweepable keys: {', '.join(SWEEPABLE)}"
+                else did_you_mean(key, known) or f"sweep keys: {', '.join(known)}"
             )
             report(
                 error(
@@ -252,7 +266,7 @@ def _check_sweep(block: ast.Block, report: Reporter) -> dict[str, tuple[list[Che
         values = ListOf(TRAIN.keys[key].type).check(member.value, report)
         if isinstance(values, list):
             axes[key] = (values, member.value.span)
-    return axes
+    return axes, options
 
 
 # -- whole-recipe checks ----------------------------------------------------------------------

@@ -27,7 +27,17 @@ from skopt.compiler.lower import (
 )
 from skopt.compiler.lower_sleep import build_night
 from skopt.compiler.overrides import COMMAND_LINE, apply_sets, command_line_source
-from skopt.compiler.plan import Budget, EnvSettings, Job, ModelSettings, Plan, SleepJob, Verdict
+from skopt.compiler.plan import (
+    AshaStop,
+    Budget,
+    EnvSettings,
+    Job,
+    ModelSettings,
+    Plan,
+    SleepJob,
+    SweepSettings,
+    Verdict,
+)
 from skopt.compiler.scope import load
 from skopt.compiler.settings import (
     budget_settings,
@@ -99,6 +109,7 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
     if not result.ok:
         return None
     kind = job.spec.kind if job else "none"
+    sweep = _sweep(checked, jobs, models, budget, budget_blocks, result.diagnostics)
     return Plan(
         skopt_version=version(),
         recipe=path,
@@ -112,7 +123,33 @@ def _lower(path: str, sets: Sequence[str], checked: CheckedRecipe, result: Compi
             path, result.sources, sets, list(envs.values()), jobs, list(models.values()), night
         ),
         sleep=night,
+        sweep=sweep,
     )
+
+
+def _sweep(
+    checked: CheckedRecipe,
+    jobs: list[Job],
+    models: dict[str, ModelSettings],
+    budget: Budget,
+    budget_blocks: list[Resolved],
+    diagnostics: list[Diagnostic],
+) -> SweepSettings | None:
+    """The sweep's options and its verdict: one budget for every cell."""
+    if not checked.has_sweep:
+        return None
+    options = checked.sweep_options
+    executor, stop = options.get("executor"), options.get("stop")
+    asha = None
+    if isinstance(stop, Func) and stop.name == "asha":
+        grace, reduction = stop.args["grace"], stop.args["reduction"]
+        assert isinstance(grace, int) and isinstance(reduction, int)
+        asha = AshaStop(grace=grace, reduction=reduction)
+    verdict = budgets.sweep_verdict(jobs, budget, models)
+    where = _budget_span(budget_blocks, verdict)
+    diagnostics += budgets.sweep_diagnostics(verdict, where) if where else []
+    name = executor.name if isinstance(executor, Func) else "local"
+    return SweepSettings(executor="ray" if name == "ray" else "local", stop=asha, verdict=verdict)
 
 
 def _budget(checked: CheckedRecipe) -> tuple[Budget, list[Resolved]]:
@@ -169,7 +206,8 @@ def _train_jobs(
     if skill_text is None:
         return []
     jobs = []
-    for overrides in sweep_cells(checked.sweep):
+    cells = sweep_cells(checked.sweep)
+    for overrides in cells:
         train = train_settings(job, overrides)
         if total_steps(train, splits) > MAX_STEPS:
             diagnostics.append(too_many_steps(train, splits, job))
@@ -185,7 +223,10 @@ def _train_jobs(
             return []
         built = built.model_copy(update={"verdict": budgets.verdict(built, budget, models)})
         where = _budget_span(budget_blocks, built.verdict)
-        diagnostics += budgets.diagnostics(built, where) if where else []
+        found = budgets.diagnostics(built, where) if where else []
+        # the cells of a sweep share the budget: what one cell alone would cover says little
+        # (the sweep's verdict says it); one that cannot even start is still an error
+        diagnostics += [d for d in found if len(cells) == 1 or d.is_error]
         jobs.append(built)
     return jobs
 

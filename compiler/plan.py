@@ -370,6 +370,23 @@ class SleepJob(Frozen):
     max_skill_tokens: int | None = None
 
 
+class AshaStop(Frozen):
+    """Early stopping of a sweep's cells (ASHA): at steps grace, grace·reduction, …, a cell
+    goes on only while its gate score is among the best 1/reduction of the cells that reached
+    that step before it."""
+
+    grace: int
+    reduction: int
+
+
+class SweepSettings(Frozen):
+    executor: Literal["local", "ray"] = "local"
+    stop: AshaStop | None = None
+    # The whole sweep against its budget (one budget for every cell): fits, or how many whole
+    # cells its worst case covers (covered_steps/total_steps count cells here).
+    verdict: Verdict | None = None
+
+
 class Hashes(Frozen):
     recipe: str
     data: str
@@ -393,3 +410,4 @@ class Plan(Frozen):
     jobs: list[Job]
     hashes: Hashes
     sleep: SleepJob | None = None  # the night of a sleep recipe (job_kind "sleep")
+    sweep: SweepSettings | None = None  # a recipe with a `sweep` block

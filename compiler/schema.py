@@ -290,8 +290,22 @@ SLEEP = BlockSpec(
     children={"gate": SLEEP_GATE, "budget": BUDGET},
 )
 
-# `sweep` takes train keys with lists of values; its keys are checked against TRAIN.
+# `sweep` takes train keys with lists of values, checked against TRAIN, and these options.
 SWEEP = BlockSpec("sweep", {})
+SWEEP_OPTIONS = {
+    "executor": Key(Choice(words=("local", "ray"), what="executor"), Func("local")),
+    "stop": Key(
+        Choice(
+            calls={
+                "asha": {
+                    "grace": Param(Int(min=1), required=False, default=1),
+                    "reduction": Param(Int(min=2, max=100), required=False, default=2),
+                }
+            },
+            what="stop rule",
+        )
+    ),
+}
 
 TOP_LEVEL: dict[str, BlockSpec] = {b.kind: b for b in (MODEL, ENV, TRAIN, BUDGET, SLEEP, SWEEP)}
 JOBS = ("train", "sleep")

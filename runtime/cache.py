@@ -86,8 +86,16 @@ class ResponseCache:
         return Completion(*rows[0]) if rows else None  # type: ignore[arg-type]
 
     def put(
-        self, key: str, content_key: str, origin: Origin, request: str, completion: Completion
+        self,
+        key: str,
+        content_key: str,
+        origin: Origin,
+        request: str,
+        completion: Completion,
+        run: str | None = None,
     ) -> None:
+        """Store an answer, as paid for by `run` (default: this cache's run; "" for an answer
+        another run paid for, which this one got for free)."""
         c = completion
         row = (key, content_key, *origin, request, c.text, c.input_tokens, c.output_tokens)
         try:
@@ -95,7 +103,7 @@ class ResponseCache:
                 self._db.execute(
                     f"INSERT OR REPLACE INTO responses ({_COLUMNS})"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (*row, c.finish_reason, c.latency_s, self.run),
+                    (*row, c.finish_reason, c.latency_s, self.run if run is None else run),
                 )
         except sqlite3.DatabaseError as exc:
             raise CacheDamaged(f"{self.path} cannot be written: {exc}") from None
@@ -109,6 +117,11 @@ class ResponseCache:
             (self.run,),
         )
         return [(str(r[0]), (str(r[1]), str(r[2]), str(r[3])), Completion(*r[4:])) for r in rows]  # type: ignore[arg-type]
+
+    def rows_by_run(self) -> dict[str, int]:
+        """How many rows each run paid for."""
+        rows = self._query("SELECT run, count(*) FROM responses GROUP BY run", ())
+        return {str(run): int(n) for run, n in rows}  # type: ignore[call-overload]
 
     def requests(self) -> list[str]:
         """Every recorded canonical request — what replay diffs a miss against."""

@@ -23,6 +23,7 @@ from skopt.runtime.events import CallEvent, EventSink
 from skopt.runtime.ledger import Cost, Ledger, Reservation
 from skopt.runtime.ratelimit import RateLimit
 from skopt.runtime.request import Completion, Request, cache_key, canonical, content_key
+from skopt.runtime.shared import Answers, Paid
 
 T = TypeVar("T")
 MAX_BACKOFF = 60.0
@@ -67,6 +68,7 @@ class CallLayer:
         read_cache: bool = True,  # False: ask every call anew (answers are still cached)
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         seed: int = 0,
+        shared: Answers | None = None,  # a sweep's cache, shared with its other cells
     ) -> None:
         self.models, self.backends, self.ledger, self.sink, self.cache = (
             models,
@@ -76,6 +78,7 @@ class CallLayer:
             cache,
         )
         self.read_cache = read_cache
+        self.shared = shared
         self._sleep = sleep
         self._jitter = random.Random(seed)
         self._slots = {name: asyncio.Semaphore(m.concurrency) for name, m in models.items()}
@@ -100,13 +103,38 @@ class CallLayer:
             self._in_flight.pop(key, None)
 
     async def _call(self, request: Request, key: str) -> Completion:
-        settings = self.models[request.model]
-        params = params_of(settings)
         cached = self.cache.get(key) if self.cache and self.read_cache else None
         if cached is not None:
             self.ledger.cache_hit(request.role, request.phase)
             self._emit(request, cached, usd=0.0, retries=0, cache_hit=True, key=key)
             return cached
+        if self.shared is not None and self.read_cache:
+            answer = await self.shared.claim(self.ledger.taker, key)
+            if answer is not None:  # another run paid for it
+                return self._shared_answer(request, key, answer)
+        try:
+            return await self._paid(request, key)
+        except BaseException:
+            if self.shared is not None:  # whoever waits for this answer asks for it anew
+                await asyncio.shield(self.shared.settle(self.ledger.taker, key, None))
+            raise
+
+    def _shared_answer(self, request: Request, key: str, answer: Completion) -> Completion:
+        if self.cache:  # kept with the run, as not paid by it, so that a resume finds it
+            params = params_of(self.models[request.model])
+            origin = (request.model, request.role, request.phase)
+            self.cache.put(
+                key, content_key(request), origin, canonical(request, params), answer, run=""
+            )
+        self.ledger.cache_hit(request.role, request.phase)
+        self._emit(request, answer, usd=0.0, retries=0, cache_hit=True, key=key, shared=True)
+        return answer
+
+    async def _paid(self, request: Request, key: str) -> Completion:
+        """Ask the backend, within a reservation of the call's worst case; the answer is cached
+        (and shared) before anything else, so that no call is paid twice."""
+        settings = self.models[request.model]
+        params = params_of(settings)
         worst_in = worst_input_tokens(request)
         worst_usd = usd(settings, worst_in, settings.max_tokens) or 0.0
         reservation = await self._reserve(
@@ -121,17 +149,18 @@ class CallLayer:
             self._settled.set()
             self._failed(request, exc)
             raise
+        origin = (request.model, request.role, request.phase)
+        paid = Paid(content_key(request), origin, canonical(request, params), completion)
+        if self.cache:
+            self.cache.put(key, paid.content_key, origin, paid.request, completion)
         cost = usd(settings, completion.input_tokens, completion.output_tokens)
         actual = Cost(1, completion.input_tokens, completion.output_tokens, cost or 0.0)
         await self.ledger.commit(
             reservation, actual, request.role, request.phase, completion.latency_s
         )
         self._settled.set()
-        if self.cache:
-            origin = (request.model, request.role, request.phase)
-            self.cache.put(
-                key, content_key(request), origin, canonical(request, params), completion
-            )
+        if self.shared is not None:
+            await self.shared.settle(self.ledger.taker, key, paid)
         self._emit(request, completion, usd=cost, retries=retries, cache_hit=False, key=key)
         return completion
 
@@ -181,6 +210,7 @@ class CallLayer:
         retries: int,
         cache_hit: bool,
         key: str,
+        shared: bool = False,
     ) -> None:
         self.sink.emit(
             CallEvent(
@@ -193,6 +223,7 @@ class CallLayer:
                 latency_s=0.0 if cache_hit else completion.latency_s,
                 retries=retries,
                 cache_hit=cache_hit,
+                shared=shared,
                 ok=True,
                 key=key,
             )

@@ -87,6 +87,7 @@ class CallEvent(Event):
     ok: bool
     error: str = ""
     key: str = ""  # the request's cache key (a hash): ties a paid call to its cached answer
+    shared: bool = False  # a cache hit that another cell of the sweep paid for
 
 
 # -- what the optimizer proposed, and what became of it ---------------------------------------

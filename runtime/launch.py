@@ -18,6 +18,7 @@ from typing import Any
 from skopt.compiler.plan import Plan
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.claim import FolderRefused, check_new, open_folder
+from skopt.runtime.executors import Executor
 from skopt.runtime.exits import Outcome
 from skopt.runtime.run import Clock, plan_of, resume_job, start_job
 from skopt.runtime.sweep import Displays, is_sweep, resume_sweep_job, sweep_job
@@ -45,6 +46,7 @@ async def launch_job(
     parallel: int = 2,
     cache_from: Path | None = None,
     clock: Clock = time.monotonic,
+    executor: Executor | None = None,
 ) -> Outcome:
     """A new run of the plan: its job, or every cell of its sweep (`cache_from`: an earlier
     run folder whose answers a single run may use, free)."""
@@ -54,13 +56,18 @@ async def launch_job(
         return await start_job(plan, folder, display, no_cache, unique, clock, cache_from)
     if cache_from is not None:
         raise FolderRefused("--cache-from takes one run's cache: a sweep's cells have their own")
-    return await sweep_job(plan, root, show, parallel, unique, no_cache)
+    return await sweep_job(plan, root, show, parallel, unique, no_cache, executor)
 
 
-async def relaunch_job(root: Path, show: Displays | None = None, parallel: int = 2) -> Outcome:
+async def relaunch_job(
+    root: Path,
+    show: Displays | None = None,
+    parallel: int = 2,
+    executor: Executor | None = None,
+) -> Outcome:
     """Continue the run or sweep at `root` (refused with a sentence if it is neither)."""
     if is_sweep(root):
-        return await resume_sweep_job(root, show, parallel)
+        return await resume_sweep_job(root, show, parallel, executor)
     plan = plan_of(open_folder(root, "run"))
     return await resume_job(root, show("", plan) if show else None)
 

@@ -64,6 +64,7 @@ class Usage(Frozen):
     model: str
     calls: int  # every call event, cache hits and failures included
     cache_hits: int
+    shared_hits: int  # cache hits that another cell of the sweep paid for
     failed: int
     input_tokens: int
     output_tokens: int
@@ -212,6 +213,7 @@ def _usage(
         model=model,
         calls=len(events),
         cache_hits=sum(e.cache_hit for e in events),
+        shared_hits=sum(e.shared for e in events),
         failed=sum(not e.ok for e in events),
         input_tokens=sum(e.input_tokens for e in events),
         output_tokens=sum(e.output_tokens for e in events),

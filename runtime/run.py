@@ -39,6 +39,7 @@ from skopt.runtime.journal import read_journal
 from skopt.runtime.ledger import Account, Cost, Ledger
 from skopt.runtime.optimizer import Optimizer
 from skopt.runtime.scoring import Scorer
+from skopt.runtime.shared import Shared
 from skopt.runtime.state import State
 
 # What ends a run as a runtime failure (exit 1): what finished stays resumable.
@@ -99,8 +100,10 @@ async def start_job(
     unique: bool = False,
     clock: Clock = time.monotonic,
     cache_from: Path | None = None,
+    shared: Shared | None = None,
 ) -> Outcome:
-    """`start` inside a running event loop: a sweep runs its cells this way, side by side."""
+    """`start` inside a running event loop: a sweep runs its cells this way, side by side,
+    each drawing on the sweep's `shared` budget and cache."""
     job = plan.jobs[0]
     if not unique:
         check_new(folder.root)  # refuse before any model is loaded
@@ -114,13 +117,18 @@ async def start_job(
             write_json(folder.root / "lock.json", plan.hashes.model_dump())
             if earlier is not None:
                 copy_cache(earlier.cache, folder.cache)
-            return await _run(plan, job, folder, state, splits, backends, show, no_cache, clock)
+            return await _run(
+                plan, job, folder, state, splits, backends, show, no_cache, clock, shared=shared
+            )
 
 
 async def resume_job(
-    root: Path, show: Display | None = None, clock: Clock = time.monotonic
+    root: Path,
+    show: Display | None = None,
+    clock: Clock = time.monotonic,
+    shared: Shared | None = None,
 ) -> Outcome:
-    """`resume` inside a running event loop."""
+    """`resume` inside a running event loop (a sweep's cell: on the sweep's `shared`)."""
     folder = open_folder(root, "run")
     with locked(folder):
         plan = plan_of(folder)
@@ -132,7 +140,7 @@ async def resume_job(
         splits = load_splits(_env(plan, job))
         async with opened_backends(_models(plan, job)) as backends:
             return await _run(
-                plan, job, folder, state, splits, backends, show, False, clock, resumed=True
+                plan, job, folder, state, splits, backends, show, False, clock, True, shared
             )
 
 
@@ -184,17 +192,24 @@ async def _run(
     no_cache: bool,
     clock: Clock,
     resumed: bool = False,
+    shared: Shared | None = None,
 ) -> Outcome:
     models = _models(plan, job)
     cache = ResponseCache(folder.cache, run=folder.id)
     journal = JsonlSink(folder.events)
     try:
         reconcile(folder, cache, models)
-        ledger = Ledger(plan.budget, clock)
+        bank, taker = (shared.bank, shared.taker) if shared else (None, "")
+        ledger = Ledger(plan.budget, clock, bank, taker)
         await ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
+        if shared is not None:
+            await shared.answers.begin(taker)  # claims a dead attempt of this cell left
         sinks = Sinks(journal, show)
         sinks.emit(_started(plan, job, state, resumed))
-        layer = CallLayer(models, backends, ledger, sinks, cache, read_cache=not no_cache)
+        answers = shared.answers if shared else None
+        layer = CallLayer(
+            models, backends, ledger, sinks, cache, read_cache=not no_cache, shared=answers
+        )
         env = _env(plan, job)
         prompts = job.train.prompts
         scorer = Scorer(layer, env_for(env), job.train.target, prompts, env.prompt)

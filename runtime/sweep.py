@@ -19,9 +19,10 @@ from skopt.compiler.plan import Job, Plan
 from skopt.compiler.saved import plan_text
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
 from skopt.runtime.claim import NotARunFolder, claim, locked, open_folder, read_marker
+from skopt.runtime.executors import Cell, Executor, executor_for
 from skopt.runtime.exits import Exit, Outcome
 from skopt.runtime.report import Report, report
-from skopt.runtime.run import FAILURES, Display, plan_of, resume_job, start_job
+from skopt.runtime.run import FAILURES, Display, plan_of, spent_so_far
 
 # A runtime failure fails one cell, not the whole sweep: the others go on (run.FAILURES).
 CELL_FAILURES = FAILURES
@@ -58,20 +59,28 @@ async def sweep_job(
     parallel: int = 2,
     unique: bool = False,
     no_cache: bool = False,
+    executor: Executor | None = None,
 ) -> Outcome:
-    """A new run of every cell of the sweep, at most `parallel` at a time, in `root` (absent or
-    empty; with `unique`, a taken name gets a suffix)."""
+    """A new run of every cell of the sweep in `root` (absent or empty; with `unique`, a taken
+    name gets a suffix), on `executor` (default: this process, at most `parallel` at a time)."""
     folder = claim(root, "sweep", unique)
     with locked(folder):
         write_atomic(folder.root / "plan.json", plan_text(plan, folder.root / "plan.json"))
-        return await _cells(plan, folder.root, show, parallel, no_cache=no_cache)
+        chosen = executor or executor_for("local", parallel)
+        return await _cells(plan, folder.root, show, chosen, no_cache=no_cache)
 
 
-async def resume_sweep_job(root: Path, show: Displays | None = None, parallel: int = 2) -> Outcome:
+async def resume_sweep_job(
+    root: Path,
+    show: Displays | None = None,
+    parallel: int = 2,
+    executor: Executor | None = None,
+) -> Outcome:
     """Continue every unfinished cell of the sweep at `root` (a finished cell: a no-op)."""
     folder = open_folder(root, "sweep")
     with locked(folder):
-        return await _cells(plan_of(folder), root, show, parallel, resuming=True)
+        chosen = executor or executor_for("local", parallel)
+        return await _cells(plan_of(folder), root, show, chosen, resuming=True)
 
 
 def run_sweep(
@@ -81,42 +90,55 @@ def run_sweep(
     parallel: int = 2,
     unique: bool = False,
     no_cache: bool = False,
+    executor: Executor | None = None,
 ) -> Outcome:
-    return asyncio.run(sweep_job(plan, root, show, parallel, unique, no_cache))
+    return asyncio.run(sweep_job(plan, root, show, parallel, unique, no_cache, executor))
 
 
-def resume_sweep(root: Path, show: Displays | None = None, parallel: int = 2) -> Outcome:
-    return asyncio.run(resume_sweep_job(root, show, parallel))
+def resume_sweep(
+    root: Path,
+    show: Displays | None = None,
+    parallel: int = 2,
+    executor: Executor | None = None,
+) -> Outcome:
+    return asyncio.run(resume_sweep_job(root, show, parallel, executor))
 
 
 async def _cells(
     plan: Plan,
     root: Path,
     show: Displays | None,
-    parallel: int,
+    executor: Executor,
     resuming: bool = False,
     no_cache: bool = False,
 ) -> Outcome:
     outcomes: dict[int, Outcome] = {}
     write_table(plan, root, outcomes)
-    limit = asyncio.Semaphore(max(1, parallel))
+    cells = [
+        Cell(
+            index=i,
+            label=cell_label(plan, i),
+            folder=cell_folder(root, plan, i),
+            plan=cell_plan(plan, job),
+            no_cache=no_cache,
+            display=show(cell_label(plan, i), cell_plan(plan, job)) if show else None,
+        )
+        for i, job in enumerate(plan.jobs)
+    ]
+    async with executor.opened(plan, root) as runner:
+        for cell in cells:  # the sweep's budget counts what its cells spent before
+            if resuming and read_marker(cell.folder.root) is not None:
+                await runner.book(cell.label, spent_so_far(cell.folder)[0].amount)
 
-    async def cell(index: int, job: Job) -> None:
-        async with limit:
-            folder = cell_folder(root, plan, index)
-            single = cell_plan(plan, job)
-            display = show(cell_label(plan, index), single) if show else None
+        async def one(cell: Cell) -> None:
             try:
-                if resuming and read_marker(folder.root) is not None:
-                    outcome = await resume_job(folder.root, display)
-                else:
-                    outcome = await start_job(single, folder, display, no_cache)
+                outcome = await runner.run(cell)
             except CELL_FAILURES as exc:
-                outcome = Outcome(Exit.FAILED, folder.root, str(exc))
-            outcomes[index] = outcome
+                outcome = Outcome(Exit.FAILED, cell.folder.root, str(exc))
+            outcomes[cell.index] = outcome
             write_table(plan, root, outcomes)
 
-    await asyncio.gather(*(cell(i, job) for i, job in enumerate(plan.jobs)))
+        await asyncio.gather(*(one(cell) for cell in cells))
     worst = max((o.exit for o in outcomes.values()), key=SEVERITY.__getitem__, default=Exit.OK)
     words = {Exit.OK: "done", Exit.BUDGET: "stopped by the budget", Exit.FAILED: "failed"}
     counts = [
@@ -162,6 +184,7 @@ def row(plan: Plan, root: Path, index: int, outcome: Outcome | None) -> dict[str
         "test_initial": made.scores.test_initial if made else None,
         "test_best": made.scores.test_best if made else None,
         "paid_calls": sum(u.calls - u.cache_hits - u.failed for u in usage),
+        "shared_calls": sum(u.shared_hits for u in usage),
         "usd": sum(u.usd or 0.0 for u in usage),
     }
 
@@ -177,9 +200,9 @@ def _report(folder: Path) -> Report | None:
 def as_markdown(recipe: str, rows: list[dict[str, Any]]) -> str:
     head = (
         "| cell | name | steps | accepted | rejected | gate best | test initial → best"
-        " | paid calls | status |"
+        " | paid calls | from the sweep's cache | status |"
     )
-    lines = [f"# sweep · {recipe} · {len(rows)} cells", "", head, "|" + "---|" * 9]
+    lines = [f"# sweep · {recipe} · {len(rows)} cells", "", head, "|" + "---|" * 10]
     for r in rows:
         test = (
             f"{_score(r['test_initial'])} → {_score(r['test_best'])}"
@@ -195,6 +218,7 @@ def as_markdown(recipe: str, rows: list[dict[str, Any]]) -> str:
             _score(r["gate_best"]),
             test,
             str(r["paid_calls"]),
+            str(r["shared_calls"]),
             r["status"],
         ]
         lines.append("| " + " | ".join(cells) + " |")

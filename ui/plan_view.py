@@ -19,6 +19,7 @@ from skopt.compiler.plan import (
     Role,
     SleepJob,
     SlowUpdate,
+    SweepSettings,
     Update,
     Usd,
     Verdict,
@@ -61,7 +62,7 @@ def render_plan(plan: Plan) -> str:
     if len(plan.jobs) == 1:
         lines += _job_lines(plan.jobs[0], plan.budget)
     else:
-        lines += _sweep_lines(plan.jobs, plan.budget)
+        lines += _sweep_lines(plan.jobs, plan.budget, plan.sweep)
     return "\n".join(lines)
 
 
@@ -267,8 +268,8 @@ def duration_text(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
-def _sweep_lines(jobs: list[Job], budget: Budget) -> list[str]:
-    rows = [("cell", "steps", "lr by step", "target calls", "optimizer calls", "usd max", "budget")]
+def _sweep_lines(jobs: list[Job], budget: Budget, sweep: SweepSettings | None) -> list[str]:
+    rows = [("cell", "steps", "lr by step", "target calls", "optimizer calls", "usd max", "alone")]
     for job in jobs:
         by_model = {m.model: m for m in job.models}
         target, optimizer = by_model[job.train.target], by_model[job.train.optimizer]
@@ -291,14 +292,34 @@ def _sweep_lines(jobs: list[Job], budget: Budget) -> list[str]:
             )
         )
     total_calls = sum(m.calls.max for job in jobs for m in job.models)
+    executor = sweep.executor if sweep else "local"
     lines = [
         "",
-        f"sweep       {len(jobs)} cells (each cell is one run; the budget applies to each)",
+        f"sweep       {len(jobs)} cells on the {executor} executor (each cell is one run; the"
+        " cells share one budget and one response cache)",
         *_table(rows),
+        f"  total: at most {total_calls:,} calls over all cells; 'alone': the budget against"
+        " one cell's worst case",
     ]
-    lines.append(f"  total: at most {total_calls:,} calls over all cells")
+    if sweep is not None and sweep.stop is not None:
+        a = sweep.stop
+        lines.append(
+            f"  early stop: asha(grace = {a.grace}, reduction = {a.reduction}) — at steps"
+            f" {a.grace}, {a.grace * a.reduction}, …, a cell goes on only among the best"
+            f" 1/{a.reduction} so far"
+        )
     if _budget_text(budget):
-        lines.append(f"budget      {_budget_text(budget)} per cell")
+        v = sweep.verdict if sweep else None
+        if v is None:
+            verdict = ""
+        elif v.fits:
+            verdict = " → fits: the worst case of every cell"
+        else:
+            verdict = (
+                f" → covers the worst case of {v.covered_steps} of {v.total_steps} cells"
+                f" (runs out of {', '.join(v.limits)})"
+            )
+        lines.append(f"budget      {_budget_text(budget)} for the whole sweep{verdict}")
     return lines
 
 

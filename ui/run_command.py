@@ -18,6 +18,7 @@ import click
 from skopt.compiler.compile import stale
 from skopt.compiler.plan import Plan
 from skopt.compiler.saved import PlanUnreadable, read_plan
+from skopt.runtime.executors import Executor
 from skopt.runtime.exits import Exit, Outcome, codes_help
 from skopt.runtime.sweep import Displays
 from skopt.ui.console import compiled, fail, set_option, write_report
@@ -62,7 +63,17 @@ Work = Callable[[Displays | None], Coroutine[Any, Any, Outcome]]  # a run, given
     type=click.IntRange(min=1),
     default=2,
     show_default=True,
-    help="A sweep's cells run at most this many at a time.",
+    help="A sweep's cells run at most this many at a time (local executor).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    help="Where a sweep's cells run (default: the recipe's sweep.executor, else local).",
+)
+@click.option(
+    "--ray-address",
+    "ray_address",
+    help="The Ray cluster to join (default: RAY_ADDRESS, else one started for the sweep).",
 )
 def run(
     recipe: str | None,
@@ -74,14 +85,19 @@ def run(
     quiet: bool,
     tui: bool,
     parallel: int,
+    executor: str | None,
+    ray_address: str | None,
 ) -> None:
     """Train: carry out a recipe's plan (or continue one with --resume).
 
     A new run writes only into a new or empty folder. A recipe with a sweep runs every cell,
     each in its own run folder OUT/cells/NN, and ends with a table comparing them (also in
-    OUT/sweep.md); --resume OUT continues every unfinished cell."""
+    OUT/sweep.md); --resume OUT continues every unfinished cell. The cells run here (at most
+    --parallel at a time) or, with --executor ray, on a Ray cluster; either way they share one
+    budget and one response cache."""
     from skopt.runtime.claim import FolderRefused
     from skopt.runtime.errors import LocalModelUnavailable, MissingKey
+    from skopt.runtime.executors import ExecutorUnavailable
     from skopt.runtime.launch import destination, launch_job, relaunch_job
     from skopt.runtime.run import FAILURES
 
@@ -95,8 +111,9 @@ def run(
                     " --set, --no-cache or --cache-from"
                 )
             root = Path(resume_dir)
-            plan = _plan_at(root) if tui else None
-            work = functools.partial(relaunch_job, root, parallel=parallel)
+            plan = _plan_at(root)
+            chosen = _executor(plan, executor, parallel, ray_address)
+            work = functools.partial(relaunch_job, root, parallel=parallel, executor=chosen)
         else:
             if recipe is None:
                 raise click.UsageError("give a RECIPE, or --resume RUNDIR")
@@ -105,11 +122,12 @@ def run(
             if not plan.jobs:
                 raise click.UsageError("this recipe has no train job to run")
             root, unique = destination(plan, out)
+            chosen = _executor(plan, executor, parallel, ray_address)
             _assemble_local_models(plan)
             earlier = Path(cache_from) if cache_from else None
             work = functools.partial(
                 launch_job, plan, root, unique, no_cache=no_cache, parallel=parallel,
-                cache_from=earlier,
+                cache_from=earlier, executor=chosen,
             )  # fmt: skip
         if plan is not None and tui:
             outcome = _with_tui(plan, work)
@@ -118,13 +136,25 @@ def run(
     except (KeyboardInterrupt, asyncio.CancelledError):
         click.echo("interrupted: continue with skopt run --resume RUNDIR", err=True)
         sys.exit(Exit.INTERRUPTED)
-    except FolderRefused as exc:
+    except (FolderRefused, ExecutorUnavailable) as exc:
         fail(str(exc), Exit.USAGE)
     except FAILURES as exc:
         if not isinstance(exc, MissingKey | LocalModelUnavailable):  # failed mid-run
             click.echo("what finished is kept: continue with skopt run --resume RUNDIR", err=True)
         fail(str(exc), Exit.FAILED)
     _end_of_run(outcome, time.monotonic() - started)
+
+
+def _executor(plan: Plan, name: str | None, parallel: int, address: str | None) -> Executor | None:
+    """The executor of a sweep: the flag's, else the recipe's (None for a single run)."""
+    from skopt.runtime.executors import ExecutorUnavailable, executor_for
+
+    chosen = name or (plan.sweep.executor if plan.sweep else None) or "local"
+    if len(plan.jobs) < 2:
+        if name == "ray" or address:
+            raise ExecutorUnavailable("--executor and --ray-address apply to a sweep's cells")
+        return None
+    return executor_for("ray" if chosen == "ray" else "local", parallel, address)
 
 
 def _plan_at(root: Path) -> Plan:

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from skopt.compiler.compile import compile_recipe
 from skopt.compiler.plan import Plan
-from skopt.runtime import sweep as sweep_module
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.errors import CallFailed
+from skopt.runtime.executors import local as local_executor
 from skopt.runtime.exits import Exit, Outcome
 from skopt.runtime.report import report
 from skopt.runtime.run import Display, resume, start
@@ -105,11 +105,39 @@ def test_cells_equal_running_each_cell_alone(
         assert results(alone) == results(root / "cells" / cell)
 
 
-def test_the_sweep_exits_with_its_worst_cell(tmp_path: Path) -> None:
-    # a budget of 700 calls a cell: the 6-step cells finish, the 12-step cells stop
-    outcome = run_sweep(sweep_plan("budget.calls=700"), tmp_path / "budget")
+def test_one_budget_for_the_whole_sweep(tmp_path: Path) -> None:
+    # 700 calls for the whole sweep (its worst case is 3,680): cells stop cleanly before a step
+    # the rest cannot pay, each that started still scores its test, none spends past it
+    outcome = run_sweep(sweep_plan("budget.calls=700"), tmp_path / "budget", parallel=4)
     assert outcome.exit is Exit.BUDGET
-    assert [r["status"] for r in table(tmp_path / "budget")] == ["budget", "done"] * 2
+    rows = table(tmp_path / "budget")
+    assert sum(r["paid_calls"] for r in rows) <= 700
+    assert "budget" in [r["status"] for r in rows]
+    for r in rows:
+        cell = tmp_path / "budget" / "cells" / r["cell"]
+        ended = [e for e in map(json.loads, (cell / "events.jsonl").read_text().splitlines())
+                 if e["kind"] == "run_finished"]  # fmt: skip
+        assert ended[-1]["outcome"] in ("done", "budget")
+        if r["steps"]:
+            assert r["test_initial"] is not None and r["test_best"] is not None
+
+
+def test_the_shared_cache_pays_the_common_baseline_once(
+    swept: tuple[Plan, Path, Outcome],
+) -> None:
+    _, root, _ = swept
+    baselines = [
+        [e for e in events(root / "cells" / cell) if e["phase"] == "baseline"] for cell in CELLS
+    ]
+    each = len(baselines[0])
+    assert each > 0 and all(len(b) == each for b in baselines)  # the same calls in every cell
+    paid_once = sum(1 for b in baselines for e in b if not e["cache_hit"])
+    assert paid_once == each  # ... paid once for the whole sweep
+    shared = sum(1 for b in baselines for e in b if e["shared"])
+    assert shared == 3 * each
+    rows = table(root)
+    assert sum(r["shared_calls"] for r in rows) >= shared
+    assert "from the sweep's cache" in (root / "sweep.md").read_text()
 
 
 @pytest.mark.parametrize(
@@ -127,14 +155,18 @@ def test_exit_aggregation(
     by_name = {job.name: exit for job, exit in zip(plan.jobs, exits, strict=True)}
 
     async def fake(
-        plan: Plan, folder: RunFolder, show: Display | None = None, no_cache: bool = False
+        plan: Plan,
+        folder: RunFolder,
+        show: Display | None = None,
+        no_cache: bool = False,
+        shared: object = None,
     ) -> Outcome:
         exit = by_name[plan.jobs[0].name]
         if exit is Exit.FAILED:  # a failing cell does not stop the others
             raise CallFailed("the provider said no", retryable=False)
         return Outcome(exit, folder.root, exit.name)
 
-    monkeypatch.setattr(sweep_module, "start_job", fake)
+    monkeypatch.setattr(local_executor, "start_job", fake)
     outcome = run_sweep(plan, tmp_path / "root", parallel=4)
     assert outcome.exit is worst
     rows = table(tmp_path / "root")

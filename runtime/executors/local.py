@@ -1,0 +1,50 @@
+"""The local executor: a sweep's cells as tasks of this process's event loop, at most
+`parallel` at a time, on one budget (a Bank) and one response cache (SharedAnswers) that live
+here too."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from skopt.compiler.plan import Plan
+from skopt.runtime.bank import Amount, Bank
+from skopt.runtime.claim import read_marker
+from skopt.runtime.executors import Cell
+from skopt.runtime.exits import Outcome
+from skopt.runtime.run import resume_job, start_job
+from skopt.runtime.shared import Shared, SharedAnswers
+
+
+class LocalExecutor:
+    def __init__(self, parallel: int = 2) -> None:
+        self.parallel = max(1, parallel)
+
+    @contextlib.asynccontextmanager
+    async def opened(self, plan: Plan, root: Path) -> AsyncIterator[LocalRunner]:
+        answers = SharedAnswers(root)
+        try:
+            yield LocalRunner(Bank(plan.budget), answers, asyncio.Semaphore(self.parallel))
+        finally:
+            answers.close()
+
+
+class LocalRunner:
+    def __init__(self, bank: Bank, answers: SharedAnswers, limit: asyncio.Semaphore) -> None:
+        self.bank, self.answers, self.limit = bank, answers, limit
+
+    async def book(self, label: str, spent: Amount) -> None:
+        await self.bank.begin(label, spent)
+
+    async def run(self, cell: Cell) -> Outcome:
+        async with self.limit:
+            return await run_cell(cell, Shared(cell.label, self.bank, self.answers))
+
+
+async def run_cell(cell: Cell, shared: Shared) -> Outcome:
+    """A cell's run: continued when its folder holds one, else new."""
+    if read_marker(cell.folder.root) is not None:
+        return await resume_job(cell.folder.root, cell.display, shared=shared)
+    return await start_job(cell.plan, cell.folder, cell.display, cell.no_cache, shared=shared)

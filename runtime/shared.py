@@ -1,0 +1,99 @@
+"""What the cells of a sweep share besides the recipe: one budget (runtime/bank.py) and one
+response cache, so that the sweep never spends past its budget and an identical request (same
+model, parameters, messages and sample) is paid once, whichever cell asks it first.
+
+`SharedAnswers` is the sweep's cache: `cache.sqlite` at the sweep's root, each row marked with
+the cell that paid for it, and the requests being paid for right now. A cell asks it before it
+pays (`claim`): an answer already there is free; a request another cell is paying for is
+waited for; otherwise the asker pays and `settle`s afterwards, with the answer or without one
+(a failure), which wakes whoever waits. A cell that starts again (`begin`: resumed, or retried
+after its worker died) gives up the claims it left unsettled.
+
+Every method is a coroutine, so that the same object serves the cells in this process (the
+local executor) or, inside an actor, cells on other machines (runtime/executors/ray.py).
+A cell's own cache still receives every answer it used, so its folder stays a whole run folder
+(`--resume`, `report`, `review` work on it alone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from skopt.runtime.cache import Origin, ResponseCache
+from skopt.runtime.ledger import Funds
+from skopt.runtime.request import Completion
+
+CACHE = "cache.sqlite"
+
+
+class Answers(Protocol):
+    """A cache shared by several runs (SharedAnswers, here or in another process)."""
+
+    async def begin(self, taker: str) -> None: ...
+    async def claim(self, taker: str, key: str) -> Completion | None: ...
+    async def settle(self, taker: str, key: str, paid: Paid | None) -> None: ...
+
+
+@dataclass(frozen=True)
+class Paid:
+    """An answer a cell paid for, as the cache stores it."""
+
+    content_key: str
+    origin: Origin
+    request: str  # the canonical request
+    completion: Completion
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What a cell of a sweep draws on besides its own folder: the sweep's budget and cache,
+    under the cell's label."""
+
+    taker: str
+    bank: Funds
+    answers: Answers
+
+
+class SharedAnswers:
+    def __init__(self, root: Path) -> None:
+        self.cache = ResponseCache(root / CACHE, run="")
+        self._pending: dict[str, tuple[str, asyncio.Future[Completion | None]]] = {}
+
+    async def begin(self, taker: str) -> None:
+        for key, (who, _) in list(self._pending.items()):
+            if who == taker:
+                await self.settle(taker, key, None)
+
+    async def claim(self, taker: str, key: str) -> Completion | None:
+        """The answer to `key` if the sweep has it (waiting while another cell pays for it);
+        None: `taker` pays, and settles afterwards."""
+        while True:
+            found = self.cache.get(key)
+            if found is not None:
+                return found
+            pending = self._pending.get(key)
+            if pending is None:
+                self._pending[key] = (taker, asyncio.get_running_loop().create_future())
+                return None
+            answer = await asyncio.shield(pending[1])
+            if answer is not None:
+                return answer
+
+    async def settle(self, taker: str, key: str, paid: Paid | None) -> None:
+        if paid is not None:
+            self.cache.put(
+                key, paid.content_key, paid.origin, paid.request, paid.completion, run=taker
+            )
+        pending = self._pending.pop(key, None)
+        if pending is not None and not pending[1].done():
+            pending[1].set_result(paid.completion if paid is not None else None)
+
+    def paid_by(self) -> dict[str, int]:
+        """How many of the sweep's answers each cell paid for."""
+        return self.cache.rows_by_run()
+
+    def close(self) -> None:
+        self.cache.close()
