@@ -272,7 +272,12 @@ def _check_sweep(
 # -- whole-recipe checks ----------------------------------------------------------------------
 
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-_PROVIDER_KEYS = {"from": ("replay",), "gguf": ("local",), "base_url": ("openai", "anthropic")}
+_PROVIDER_KEYS = {
+    "from": ("replay",),
+    "gguf": ("local",),
+    "base_url": ("openai", "anthropic"),
+    "latency": ("sim",),
+}
 
 
 def provider_of(model: Resolved) -> str:

@@ -61,6 +61,7 @@ class ModelSettings(Frozen):
     replay_from: str | None
     gguf: str | None
     price: Price | None
+    latency_s: float = 0.0  # sim only: each simulated call waits this long
 
 
 class SplitParts(Frozen):

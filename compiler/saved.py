@@ -42,12 +42,6 @@ def read_plan(path: Path) -> Plan:
     return _moved(plan, _mover(path.absolute().parent, Path.cwd()))
 
 
-def moved(plan: Plan, old: Path, new: Path) -> Plan:
-    """The plan with its relative paths re-expressed from folder `old` to folder `new`: a
-    sweep's cell run on a machine whose working folder is not the one skopt was started in."""
-    return _moved(plan, _mover(old, new))
-
-
 def inputs(plan: Plan) -> list[str]:
     """Every path the plan names (the recipe, data, skills, templates, weights, recorded runs,
     a night's sources), as the plan has them."""

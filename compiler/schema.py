@@ -134,6 +134,7 @@ MODEL = BlockSpec(
         "retries": Key(Int(min=0, max=100), 5),
         "from": Key(PathTo("dir")),
         "gguf": Key(PathTo("file")),
+        "latency": Key(DURATION, 0.0),  # sim only: how long each simulated call takes
     },
     children={
         "price": BlockSpec(

@@ -66,6 +66,7 @@ def model_settings(model: Resolved) -> ModelSettings:
         replay_from=model.text("from"),
         gguf=model.text("gguf"),
         price=_price(model, provider),
+        latency_s=model.number("latency"),
     )
 
 

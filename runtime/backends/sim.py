@@ -17,6 +17,7 @@ gate has real work. The sleep templates' tasks (`sleep_*`) are answered by `sim_
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
@@ -59,6 +60,9 @@ class SimBackend:
         self.settings = settings
 
     async def complete(self, request: Request, params: Params) -> Completion:
+        latency = self.settings.latency_s if self.settings else 0.0
+        if latency:
+            await asyncio.sleep(latency)
         text = reply(request)
         return Completion(
             text=text,
@@ -67,7 +71,7 @@ class SimBackend:
             + PER_REPLY,
             output_tokens=_tokens(text),
             finish_reason="stop",
-            latency_s=0.0,
+            latency_s=latency,
         )
 
     async def aclose(self) -> None:

@@ -8,10 +8,11 @@ them.
 - **How artifacts travel: shared storage.** A cell's task writes its run folder at the sweep
   root's absolute path and reads the recipe's files at theirs, so both must be on storage that
   every node mounts at the same path (an NFS or cluster file system, as Ray Tune's
-  `storage_path` asks); nothing depends on a node's working folder (a cell's plan has its
-  relative paths re-expressed from the launching folder to the worker's). Before any cell
-  starts, a probe task on every node checks that it sees the sweep folder (a token the driver
-  wrote) and every input file; a node that does not is named and the sweep refused.
+  `storage_path` asks), and so must the folder the sweep is launched from: a cell's task works
+  there, whatever its node's own working folder, so that the plan's relative paths mean what
+  they mean here. Before any cell starts, a probe task on every node checks that it sees the
+  sweep folder (a token the driver wrote), the launching folder and every input file; a node
+  that does not is named and the sweep refused.
 - **One budget, one cache**: the `Hub` actor holds the sweep's Bank and SharedAnswers and is
   pinned to the launching node, so that it outlives any worker; cells call it for every take
   and give of their budget and every claim and settle of an answer.
@@ -42,8 +43,8 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from skopt.compiler.plan import Budget, Plan
-from skopt.compiler.saved import inputs, moved
-from skopt.runtime.artifacts import RunFolder
+from skopt.compiler.saved import inputs
+from skopt.runtime.artifacts import RunFolder, write_json
 from skopt.runtime.bank import Amount, Bank
 from skopt.runtime.claim import FolderInUse
 from skopt.runtime.errors import BudgetExhausted
@@ -58,6 +59,7 @@ from skopt.runtime.shared import Paid, Shared, SharedAnswers
 RETRIES = 3  # attempts after the first when a cell's worker or node dies
 LOCK_WAIT_S = 60.0  # how long a retried cell waits for its dead attempt's lock to go
 FOLLOW_S = 0.25  # how often the launching process reads a cell's journal for its display
+NODES = "ray.json"  # at the sweep's root: where each cell ran
 Refusal = tuple[str, str] | None  # a BudgetExhausted as data: (limit, message)
 
 
@@ -67,7 +69,8 @@ class ClusterUnfit(ExecutorUnavailable):
 
 class RayExecutor:
     def __init__(self, address: str | None = None) -> None:
-        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        # "local": always a new instance, never one that another program left running
+        self.address = address or os.environ.get("RAY_ADDRESS") or "local"
 
     @contextlib.asynccontextmanager
     async def opened(self, plan: Plan, root: Path) -> AsyncIterator[RayRunner]:
@@ -98,6 +101,7 @@ class RayExecutor:
 class RayRunner:
     def __init__(self, hub: Any, root: Path) -> None:
         self.hub, self.root = hub, root
+        self.nodes: dict[str, str] = {}  # cell -> the node that ran it to its end
 
     async def book(self, label: str, spent: Amount) -> None:
         await self.hub.begin.remote(label, spent, 0.0)
@@ -114,12 +118,14 @@ class RayRunner:
         )
         following = asyncio.ensure_future(follow(cell))
         try:
-            code, message = await ref
+            code, message, node = await ref
         except asyncio.CancelledError:
             ray.cancel(ref)  # the cell's task takes it as Ctrl-C: journaled, resumable
             raise
         finally:
             following.cancel()
+        self.nodes[cell.label] = node
+        write_json(self.root / NODES, {"cells": dict(sorted(self.nodes.items()))})
         return Outcome(Exit(code), cell.folder.root, message)
 
 
@@ -142,7 +148,7 @@ async def probe(plan: Plan, root: Path) -> None:
     token = uuid.uuid4().hex
     mark = root / f".skopt-probe-{token[:8]}"
     mark.write_text(token, encoding="utf-8")
-    needed = sorted({os.path.abspath(p) for p in inputs(plan)})
+    needed = sorted({os.getcwd(), *(os.path.abspath(p) for p in inputs(plan))})
     try:
         nodes = [n for n in ray.nodes() if n["Alive"]]  # type: ignore[no-untyped-call]
         checks = [
@@ -181,16 +187,25 @@ def sees(mark: str, token: str, needed: list[str]) -> list[str]:
 @ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)
 def cell_task(
     plan_json: str, launched_in: str, index: int, label: str, folder: str, no_cache: bool, hub: Any
-) -> tuple[int, str]:
-    """Run (or continue, on a retry) one cell in its folder; its exit code and message."""
-    plan = moved(Plan.model_validate_json(plan_json), Path(launched_in), Path.cwd())
+) -> tuple[int, str, str]:
+    """Run (or continue, on a retry) one cell in its folder: its exit code, its message, and
+    the node it ran on. The task works in the folder the sweep was launched from (on the
+    shared storage), so that the plan's relative paths mean what they meant there and the
+    cell's files are the local executor's, byte for byte."""
+    plan = Plan.model_validate_json(plan_json)
     cell = Cell(index, label, RunFolder(Path(folder)), plan, no_cache, None)
     shared = Shared(label, RemoteBank(hub), RemoteAnswers(hub))
+    address = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    node = f"{address} {ray.get_runtime_context().get_node_id()[:12]}"
+    home = os.getcwd()
+    os.chdir(launched_in)  # a worker process runs one task at a time; it gets its folder back
     try:
         outcome = asyncio.run(_patiently(cell, shared))
     except FAILURES as exc:
-        return int(Exit.FAILED), str(exc)
-    return int(outcome.exit), outcome.message
+        return int(Exit.FAILED), str(exc), node
+    finally:
+        os.chdir(home)
+    return int(outcome.exit), outcome.message, node
 
 
 async def _patiently(cell: Cell, shared: Shared) -> Outcome:
