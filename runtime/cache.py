@@ -118,6 +118,19 @@ class ResponseCache:
         )
         return [(str(r[0]), (str(r[1]), str(r[2]), str(r[3])), Completion(*r[4:])) for r in rows]  # type: ignore[arg-type]
 
+    def paid_requests(self) -> list[tuple[str, str, Origin, str, Completion]]:
+        """Every answer this run paid for, whole: (key, content key, who asked, the canonical
+        request, completion) — what a sweep's shared cache takes in."""
+        rows = self._query(
+            "SELECT key, content_key, model, role, phase, request, text, input_tokens,"
+            " output_tokens, finish_reason, latency_s FROM responses WHERE run = ? ORDER BY key",
+            (self.run,),
+        )
+        return [
+            (str(r[0]), str(r[1]), (str(r[2]), str(r[3]), str(r[4])), str(r[5]), Completion(*r[6:]))  # type: ignore[arg-type]
+            for r in rows
+        ]
+
     def rows_by_run(self) -> dict[str, int]:
         """How many rows each run paid for."""
         rows = self._query("SELECT run, count(*) FROM responses GROUP BY run", ())

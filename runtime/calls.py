@@ -37,6 +37,8 @@ async def gathered(*work: Awaitable[T]) -> list[T]:
     tasks = [asyncio.ensure_future(w) for w in work]
     try:
         return list(await asyncio.gather(*tasks))
+    except GeneratorExit:  # the loop is closing this coroutine: nothing may be awaited now
+        raise
     except BaseException:
         for task in tasks:
             task.cancel()
@@ -153,7 +155,20 @@ class CallLayer:
         paid = Paid(content_key(request), origin, canonical(request, params), completion)
         if self.cache:
             self.cache.put(key, paid.content_key, origin, paid.request, completion)
-        cost = usd(settings, completion.input_tokens, completion.output_tokens)
+        # An answer that was paid for is booked whole (budget, the sweep's cache, journal) even
+        # if the run is interrupted meanwhile: booked in part, another cell would pay it again.
+        books = asyncio.ensure_future(self._book(request, key, reservation, paid, retries))
+        try:
+            return await asyncio.shield(books)
+        except asyncio.CancelledError:
+            await asyncio.wait({books})  # the books finish; how they end is their own
+            raise
+
+    async def _book(
+        self, request: Request, key: str, reservation: Reservation, paid: Paid, retries: int
+    ) -> Completion:
+        completion = paid.completion
+        cost = usd(self.models[request.model], completion.input_tokens, completion.output_tokens)
         actual = Cost(1, completion.input_tokens, completion.output_tokens, cost or 0.0)
         await self.ledger.commit(
             reservation, actual, request.role, request.phase, completion.latency_s

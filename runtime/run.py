@@ -39,7 +39,7 @@ from skopt.runtime.journal import read_journal
 from skopt.runtime.ledger import Account, Cost, Ledger
 from skopt.runtime.optimizer import Optimizer
 from skopt.runtime.scoring import Scorer
-from skopt.runtime.shared import Shared
+from skopt.runtime.shared import Shared, paid_in
 from skopt.runtime.state import State
 
 # What ends a run as a runtime failure (exit 1): what finished stays resumable.
@@ -202,8 +202,8 @@ async def _run(
         bank, taker = (shared.bank, shared.taker) if shared else (None, "")
         ledger = Ledger(plan.budget, clock, bank, taker)
         await ledger.restore(*spent_so_far(folder), elapsed=state.elapsed_s)
-        if shared is not None:
-            await shared.answers.begin(taker)  # claims a dead attempt of this cell left
+        if shared is not None:  # what it paid for is the sweep's; a dead attempt's claims go
+            await shared.answers.begin(taker, paid_in(cache))
         sinks = Sinks(journal, show)
         sinks.emit(_started(plan, job, state, resumed))
         answers = shared.answers if shared else None

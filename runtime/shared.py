@@ -32,7 +32,7 @@ CACHE = "cache.sqlite"
 class Answers(Protocol):
     """A cache shared by several runs (SharedAnswers, here or in another process)."""
 
-    async def begin(self, taker: str) -> None: ...
+    async def begin(self, taker: str, paid: list[tuple[str, Paid]]) -> None: ...
     async def claim(self, taker: str, key: str) -> Completion | None: ...
     async def settle(self, taker: str, key: str, paid: Paid | None) -> None: ...
 
@@ -62,7 +62,12 @@ class SharedAnswers:
         self.cache = ResponseCache(root / CACHE, run="")
         self._pending: dict[str, tuple[str, asyncio.Future[Completion | None]]] = {}
 
-    async def begin(self, taker: str) -> None:
+    async def begin(self, taker: str, paid: list[tuple[str, Paid]]) -> None:
+        """`taker` starts (again) with the answers it had paid for (its own cache's): they are
+        the sweep's now, however its last attempt ended (even killed before it could share
+        them); what it claimed and never settled is given up."""
+        for key, answer in paid:
+            await self.settle(taker, key, answer)
         for key, (who, _) in list(self._pending.items()):
             if who == taker:
                 await self.settle(taker, key, None)
@@ -97,3 +102,9 @@ class SharedAnswers:
 
     def close(self) -> None:
         self.cache.close()
+
+
+def paid_in(cache: ResponseCache) -> list[tuple[str, Paid]]:
+    """The answers a run paid for, from its own cache, as the sweep's cache takes them in."""
+    return [(key, Paid(content, origin, request, c)) for key, content, origin, request, c in
+            cache.paid_requests()]  # fmt: skip

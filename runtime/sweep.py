@@ -18,11 +18,14 @@ from typing import Any
 from skopt.compiler.plan import Job, Plan
 from skopt.compiler.saved import plan_text
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
+from skopt.runtime.bank import Amount
+from skopt.runtime.cache import ResponseCache
 from skopt.runtime.claim import NotARunFolder, claim, locked, open_folder, read_marker
 from skopt.runtime.executors import Cell, Executor, executor_for
 from skopt.runtime.exits import Exit, Outcome
 from skopt.runtime.report import Report, report
 from skopt.runtime.run import FAILURES, Display, plan_of, spent_so_far
+from skopt.runtime.shared import Paid, paid_in
 
 # A runtime failure fails one cell, not the whole sweep: the others go on (run.FAILURES).
 CELL_FAILURES = FAILURES
@@ -126,9 +129,9 @@ async def _cells(
         for i, job in enumerate(plan.jobs)
     ]
     async with executor.opened(plan, root) as runner:
-        for cell in cells:  # the sweep's budget counts what its cells spent before
+        for cell in cells:  # what the cells spent and paid for before is the sweep's
             if resuming and read_marker(cell.folder.root) is not None:
-                await runner.book(cell.label, spent_so_far(cell.folder)[0].amount)
+                await runner.book(cell.label, *_before(cell.folder))
 
         async def one(cell: Cell) -> None:
             try:
@@ -147,6 +150,16 @@ async def _cells(
     table = root / "sweep.md"
     message = f"sweep of {len(plan.jobs)} cells: {', '.join(counts)}; the table is in {table}"
     return Outcome(worst, root, message)
+
+
+def _before(folder: RunFolder) -> tuple[Amount, list[tuple[str, Paid]]]:
+    """What a cell of a resumed sweep spent (its journal) and paid for (its cache)."""
+    cache = ResponseCache(folder.cache, run=folder.id) if folder.cache.exists() else None
+    try:
+        return spent_so_far(folder)[0].amount, paid_in(cache) if cache else []
+    finally:
+        if cache is not None:
+            cache.close()
 
 
 def write_table(plan: Plan, root: Path, outcomes: dict[int, Outcome]) -> None:

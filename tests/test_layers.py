@@ -46,3 +46,10 @@ def test_the_command_line_loads_textual_only_for_the_terminal_ui() -> None:
     assert "skopt.ui.cli" in modules
     assert "textual" not in modules
     assert "textual" in loaded_after("import skopt.ui.tui.app")
+
+
+def test_ray_is_loaded_only_by_the_ray_executor() -> None:
+    modules = loaded_after(
+        "import skopt.ui.cli, skopt.runtime.sweep, skopt.runtime.executors.local"
+    )
+    assert "skopt.runtime.sweep" in modules and "ray" not in modules

@@ -19,6 +19,7 @@ from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.bank import Amount
 from skopt.runtime.exits import Outcome
 from skopt.runtime.run import Display
+from skopt.runtime.shared import Paid
 
 Name = Literal["local", "ray"]
 
@@ -37,8 +38,9 @@ class Cell:
 
 
 class Runner(Protocol):
-    async def book(self, label: str, spent: Amount) -> None:
-        """Count what a cell of a resumed sweep spent before (a finished cell included)."""
+    async def book(self, label: str, spent: Amount, paid: list[tuple[str, Paid]]) -> None:
+        """Count what a cell of a resumed sweep spent before (a finished cell included), and
+        take in the answers it paid for, before any cell starts."""
 
     async def run(self, cell: Cell) -> Outcome: ...
 

@@ -103,8 +103,9 @@ class RayRunner:
         self.hub, self.root = hub, root
         self.nodes: dict[str, str] = {}  # cell -> the node that ran it to its end
 
-    async def book(self, label: str, spent: Amount) -> None:
+    async def book(self, label: str, spent: Amount, paid: list[tuple[str, Paid]]) -> None:
         await self.hub.begin.remote(label, spent, 0.0)
+        await self.hub.answers_begin.remote(label, paid)
 
     async def run(self, cell: Cell) -> Outcome:
         ref = cell_task.remote(
@@ -245,8 +246,8 @@ class RemoteAnswers:
     def __init__(self, hub: Any) -> None:
         self.hub = hub
 
-    async def begin(self, taker: str) -> None:
-        await self.hub.answers_begin.remote(taker)
+    async def begin(self, taker: str, paid: list[tuple[str, Paid]]) -> None:
+        await self.hub.answers_begin.remote(taker, paid)
 
     async def claim(self, taker: str, key: str) -> Completion | None:
         answer: Completion | None = await self.hub.claim.remote(taker, key)
@@ -292,8 +293,8 @@ class Hub:
             return exc.limit, str(exc)
         return None
 
-    async def answers_begin(self, taker: str) -> None:
-        await self.answers.begin(taker)
+    async def answers_begin(self, taker: str, paid: list[tuple[str, Paid]]) -> None:
+        await self.answers.begin(taker, paid)
 
     async def claim(self, taker: str, key: str) -> Completion | None:
         return await self.answers.claim(taker, key)

@@ -15,7 +15,7 @@ from skopt.runtime.claim import read_marker
 from skopt.runtime.executors import Cell
 from skopt.runtime.exits import Outcome
 from skopt.runtime.run import resume_job, start_job
-from skopt.runtime.shared import Shared, SharedAnswers
+from skopt.runtime.shared import Paid, Shared, SharedAnswers
 
 
 class LocalExecutor:
@@ -35,8 +35,9 @@ class LocalRunner:
     def __init__(self, bank: Bank, answers: SharedAnswers, limit: asyncio.Semaphore) -> None:
         self.bank, self.answers, self.limit = bank, answers, limit
 
-    async def book(self, label: str, spent: Amount) -> None:
+    async def book(self, label: str, spent: Amount, paid: list[tuple[str, Paid]]) -> None:
         await self.bank.begin(label, spent)
+        await self.answers.begin(label, paid)
 
     async def run(self, cell: Cell) -> Outcome:
         async with self.limit:

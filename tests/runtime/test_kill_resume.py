@@ -191,7 +191,7 @@ def test_a_call_cached_but_not_yet_journaled_is_journaled_once(
     )
     process.communicate(timeout=DEADLINE)
     assert process.returncode == -signal.SIGKILL
-    assert cached(cut) == paid(cut) + 1  # the response is in the cache, its line is not
+    assert cached(cut) > paid(cut)  # answers in the cache that the journal lacks
     finish(start("--resume", str(cut)))
     assert results(cut) == results(whole)
     assert cached(cut) == cached(whole)

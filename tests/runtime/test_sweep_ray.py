@@ -8,6 +8,7 @@ cache pays each common call once. Without the `ray` extra these are skipped, and
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -185,3 +186,36 @@ def _lines(cell: Path) -> int:
         return (cell / "events.jsonl").read_bytes().count(b"\n")
     except FileNotFoundError:
         return 0
+
+
+def test_an_interrupted_sweep_on_ray_resumes_on_ray(
+    cluster: Cluster, driver: Path, local: Path
+) -> None:
+    slow = "sim.latency=0.02s"
+    process = skopt(driver, "--out", "stopped", "--set", slow, cluster=cluster)
+    stopped = driver / "stopped"
+    deadline = time.monotonic() + DEADLINE
+    while sum(_lines(stopped / "cells" / c) > 40 for c in CELLS) < 2:
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)  # Ctrl-C: every running cell journals it and stops
+    finished(process, code=130)
+    ended = [_outcomes(stopped / "cells" / c) for c in CELLS]
+    assert "interrupted" in {o[-1] for o in ended if o}
+    resumed = subprocess.run(
+        [*SKOPT, "run", "--resume", "stopped", "--quiet", "--executor", "ray",
+         "--ray-address", cluster.address],
+        cwd=driver, capture_output=True, env=cluster.env, timeout=DEADLINE, check=False,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    for cell in CELLS:
+        assert results(stopped / "cells" / cell) == results(local / "cells" / cell), cell
+    assert paid(stopped) == paid(local)
+
+
+def _outcomes(cell: Path) -> list[str]:
+    try:
+        lines = (cell / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    return [e["outcome"] for e in map(json.loads, lines) if e["kind"] == "run_finished"]
