@@ -9,6 +9,7 @@ phases, proposals, candidates, gate decisions, finished steps, epoch boundaries,
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 
 from skopt.compiler.dataset import Item, batches, epoch_order
@@ -40,6 +41,7 @@ from skopt.runtime.events import (
     BaselineScored,
     BudgetStop,
     CandidateBuilt,
+    EarlyStop,
     EditsProposed,
     EpochBoundary,
     EventSink,
@@ -59,6 +61,9 @@ from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
 from skopt.runtime.state import Scores, Source, State, Step
 from skopt.runtime.units import Units
 
+# A sweep's early stopping, for one cell: (step, total steps, gate score) -> go on?
+GoesOn = Callable[[int, int, float], Awaitable[bool]]
+
 
 class Engine:
     def __init__(
@@ -71,8 +76,10 @@ class Engine:
         leaks: set[str],
         state: State,
         journal: EventSink,
+        stopper: GoesOn | None = None,
     ) -> None:
         self.job, self.splits, self.folder = job, splits, folder
+        self.stopper = stopper  # a sweep's early stopping: whether to go on after a step
         self.scorer, self.optimizer, self.leaks, self.state = scorer, optimizer, leaks, state
         self.journal = journal
         self.train = job.train
@@ -102,6 +109,8 @@ class Engine:
                 self._step().answers += self.answers(phase.step)
             self.journal.emit(PhaseFinished(phase=phase.phase, step=phase.step, epoch=phase.epoch))
             self.state.next_phase = index + 1
+            if isinstance(phase, Gate) and not await self._goes_on(phase.step):
+                self._stop_early(phase.step)
             if self._finishes_unit(phase):
                 self.save()
         await self.units.close()
@@ -127,6 +136,20 @@ class Engine:
             (i for i, p in enumerate(phases) if isinstance(p, FinalTest)), len(phases)
         )
         self.save()
+
+    async def _goes_on(self, step: int) -> bool:
+        """Whether the early-stopping rule lets the run go on after `step` (always, alone)."""
+        total = self.job.schedule.total_steps
+        return self.stopper is None or await self.stopper(step, total, self.state.current_score)
+
+    def _stop_early(self, step: int) -> None:
+        """Skip the steps after `step`: on to the final test (the state is saved next)."""
+        phases = self.job.phases
+        self.state.stopped_early = EarlyStop(after_step=step, score=self.state.current_score)
+        self.journal.emit(self.state.stopped_early)
+        self.state.next_phase = next(
+            (i for i, p in enumerate(phases) if isinstance(p, FinalTest)), len(phases)
+        )
 
     def _finishes_unit(self, phase: Phase) -> bool:
         """State is saved after the baseline, each gate, each boundary phase and the test."""

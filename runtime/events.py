@@ -237,6 +237,15 @@ class BudgetStop(Event):
     before_step: int
 
 
+class EarlyStop(Event):
+    """A sweep's cell stopped by its early-stopping rule after `after_step` (runtime/early_stop.py):
+    its other steps are skipped, its test is still scored."""
+
+    kind: Literal["early_stop"] = "early_stop"
+    after_step: int
+    score: float
+
+
 class FinalTestScored(Event):
     """The final test: the initial and the best skill on the test split."""
 

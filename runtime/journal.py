@@ -22,6 +22,7 @@ from skopt.runtime.events import (
     BudgetStop,
     CallEvent,
     CandidateBuilt,
+    EarlyStop,
     EditsProposed,
     EpochBoundary,
     Event,
@@ -51,6 +52,7 @@ AnyEvent = Annotated[
     | StepFinished
     | EpochBoundary
     | BudgetStop
+    | EarlyStop
     | FinalTestScored
     | NightMined
     | TaskJudged,

@@ -22,7 +22,13 @@ from skopt.compiler.cost import usd as plan_usd
 from skopt.compiler.plan import PHASE_ORDER, Count, Job, Plan, Usd
 from skopt.compiler.saved import PlanUnreadable, read_plan
 from skopt.runtime.claim import NotARunFolder, open_folder, read_marker
-from skopt.runtime.events import BaselineScored, CallEvent, FinalTestScored, StepFinished
+from skopt.runtime.events import (
+    BaselineScored,
+    CallEvent,
+    EarlyStop,
+    FinalTestScored,
+    StepFinished,
+)
 from skopt.runtime.journal import Journal, read_journal
 
 # finished: done; budget: stopped by the budget; interrupted, failed: how the last session
@@ -91,6 +97,7 @@ class Report(Frozen):
     decisions: list[Decision]
     usage: list[Usage]
     unreadable_events: int  # journal lines that could not be read (a kill mid-line)
+    stopped_early: int | None = None  # a sweep's cell stopped early after this step
 
 
 def report(root: Path) -> Report:
@@ -121,6 +128,7 @@ def report(root: Path) -> Report:
         decisions=decisions,
         usage=usage(plan, job, journal.calls, finished=status == "finished"),
         unreadable_events=journal.unreadable,
+        stopped_early=early.after_step if (early := journal.last(EarlyStop)) else None,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -214,7 +215,12 @@ async def _run(
         prompts = job.train.prompts
         scorer = Scorer(layer, env_for(env), job.train.target, prompts, env.prompt)
         optimizer = Optimizer(layer, job.train.optimizer, prompts)
-        engine = Engine(job, splits, folder, scorer, optimizer, _leaks(splits), state, sinks)
+        stopper = (
+            functools.partial(shared.rungs.goes_on, taker) if shared and shared.rungs else None
+        )
+        engine = Engine(
+            job, splits, folder, scorer, optimizer, _leaks(splits), state, sinks, stopper
+        )
         return await _session(plan, job, folder, state, engine, sinks)
     finally:
         cache.close()
@@ -341,6 +347,7 @@ def summary(plan: Plan, job: Job, state: State) -> dict[str, Any]:
         "accepted": sum(d.accepted for d in decisions),
         "rejected": sum(not d.accepted and d.reason != "no candidate" for d in decisions),
         "stopped": stopped.model_dump(include={"limit", "before_step"}) if stopped else None,
+        "stopped_early": state.stopped_early.after_step if state.stopped_early else None,
         "gate": {
             "split": job.train.gate.split,
             "initial": state.baseline_score,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from skopt.runtime.cache import Origin, ResponseCache
+from skopt.runtime.early_stop import Stopper
 from skopt.runtime.ledger import Funds
 from skopt.runtime.request import Completion
 
@@ -55,6 +56,7 @@ class Shared:
     taker: str
     bank: Funds
     answers: Answers
+    rungs: Stopper | None = None  # the sweep's early stopping, if it has one
 
 
 class SharedAnswers:

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from skopt.runtime.edits import Edit
-from skopt.runtime.events import BudgetStop, EditOutcome, EditRecord, StepResult
+from skopt.runtime.events import BudgetStop, EarlyStop, EditOutcome, EditRecord, StepResult
 from skopt.runtime.optimizer import Patch, Record
 from skopt.runtime.scoring import Trajectory
 
@@ -40,6 +40,7 @@ class State(BaseModel):
     history: list[StepResult] = []
     test: dict[str, float] = {}
     stopped: BudgetStop | None = None
+    stopped_early: EarlyStop | None = None
     elapsed_s: float = 0.0
     baseline_s: float = 0.0  # how long the baseline took: the pace a time budget plans with
 

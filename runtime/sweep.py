@@ -180,6 +180,8 @@ def row(plan: Plan, root: Path, index: int, outcome: Outcome | None) -> dict[str
         status = "not started"
     else:
         status = {"finished": "done", "budget": "budget"}.get(made.status, "unfinished")
+    if status == "done" and made is not None and made.stopped_early is not None:
+        status = f"stopped early (step {made.stopped_early})"
     usage = made.usage if made else []
     return {
         "cell": cell_label(plan, index),

@@ -42,11 +42,12 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from skopt.compiler.plan import Budget, Plan
+from skopt.compiler.plan import AshaStop, Budget, Plan
 from skopt.compiler.saved import inputs
 from skopt.runtime.artifacts import RunFolder, write_json
 from skopt.runtime.bank import Amount, Bank
 from skopt.runtime.claim import FolderInUse
+from skopt.runtime.early_stop import Rungs
 from skopt.runtime.errors import BudgetExhausted
 from skopt.runtime.executors import Cell, ExecutorUnavailable
 from skopt.runtime.executors.local import run_cell
@@ -59,7 +60,7 @@ from skopt.runtime.shared import Paid, Shared, SharedAnswers
 RETRIES = 3  # attempts after the first when a cell's worker or node dies
 LOCK_WAIT_S = 60.0  # how long a retried cell waits for its dead attempt's lock to go
 FOLLOW_S = 0.25  # how often the launching process reads a cell's journal for its display
-NODES = "ray.json"  # at the sweep's root: where each cell ran
+NODES = "ray.json"  # at the sweep's root: where each cell ran (the node it ended on), how long
 Refusal = tuple[str, str] | None  # a BudgetExhausted as data: (limit, message)
 
 
@@ -85,8 +86,9 @@ class RayExecutor:
             here = ray.get_runtime_context().get_node_id()
             pinned = NodeAffinitySchedulingStrategy(node_id=here, soft=False)
             root = root.resolve()
+            stop = plan.sweep.stop if plan.sweep else None
             hub = Hub.options(scheduling_strategy=pinned, num_cpus=0).remote(  # type: ignore[attr-defined]
-                plan.budget.model_dump_json(), str(root)
+                plan.budget.model_dump_json(), str(root), stop.model_dump_json() if stop else None
             )
             await probe(plan, root)
             yield RayRunner(hub, root)
@@ -101,7 +103,7 @@ class RayExecutor:
 class RayRunner:
     def __init__(self, hub: Any, root: Path) -> None:
         self.hub, self.root = hub, root
-        self.nodes: dict[str, str] = {}  # cell -> the node that ran it to its end
+        self.cells: dict[str, dict[str, object]] = {}  # where each cell ran, how long it took
 
     async def book(self, label: str, spent: Amount, paid: list[tuple[str, Paid]]) -> None:
         await self.hub.begin.remote(label, spent, 0.0)
@@ -118,6 +120,7 @@ class RayRunner:
             self.hub,
         )
         following = asyncio.ensure_future(follow(cell))
+        submitted = time.monotonic()
         try:
             code, message, node = await ref
         except asyncio.CancelledError:
@@ -125,8 +128,9 @@ class RayRunner:
             raise
         finally:
             following.cancel()
-        self.nodes[cell.label] = node
-        write_json(self.root / NODES, {"cells": dict(sorted(self.nodes.items()))})
+        seconds = round(time.monotonic() - submitted, 3)
+        self.cells[cell.label] = {"node": node, "seconds": seconds}
+        write_json(self.root / NODES, {"cells": dict(sorted(self.cells.items()))})
         return Outcome(Exit(code), cell.folder.root, message)
 
 
@@ -195,7 +199,7 @@ def cell_task(
     cell's files are the local executor's, byte for byte."""
     plan = Plan.model_validate_json(plan_json)
     cell = Cell(index, label, RunFolder(Path(folder)), plan, no_cache, None)
-    shared = Shared(label, RemoteBank(hub), RemoteAnswers(hub))
+    shared = Shared(label, RemoteBank(hub), RemoteAnswers(hub), RemoteRungs(hub))
     address = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
     node = f"{address} {ray.get_runtime_context().get_node_id()[:12]}"
     home = os.getcwd()
@@ -257,6 +261,17 @@ class RemoteAnswers:
         await self.hub.settle.remote(taker, key, paid)
 
 
+class RemoteRungs:
+    """The sweep's early stopping, in the hub (runtime/early_stop.py's Stopper)."""
+
+    def __init__(self, hub: Any) -> None:
+        self.hub = hub
+
+    async def goes_on(self, taker: str, step: int, total: int, score: float) -> bool:
+        going: bool = await self.hub.goes_on.remote(taker, step, total, score)
+        return going
+
+
 def _raise(refusal: Refusal) -> None:
     if refusal is not None:
         raise BudgetExhausted(*refusal)
@@ -269,9 +284,10 @@ def _raise(refusal: Refusal) -> None:
 class Hub:
     """The sweep's bank and shared answers in one actor, on the launching node."""
 
-    def __init__(self, budget: str, root: str) -> None:
+    def __init__(self, budget: str, root: str, stop: str | None) -> None:
         self.bank = Bank(Budget.model_validate_json(budget))
         self.answers = SharedAnswers(Path(root))
+        self.rungs = Rungs(AshaStop.model_validate_json(stop), Path(root)) if stop else None
 
     async def begin(self, taker: str, spent: Amount, elapsed: float) -> None:
         await self.bank.begin(taker, spent, elapsed)
@@ -301,6 +317,9 @@ class Hub:
 
     async def settle(self, taker: str, key: str, paid: Paid | None) -> None:
         await self.answers.settle(taker, key, paid)
+
+    async def goes_on(self, taker: str, step: int, total: int, score: float) -> bool:
+        return self.rungs is None or await self.rungs.goes_on(taker, step, total, score)
 
     async def close(self) -> None:
         self.answers.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 from skopt.compiler.plan import Plan
 from skopt.runtime.bank import Amount, Bank
 from skopt.runtime.claim import read_marker
+from skopt.runtime.early_stop import Rungs
 from skopt.runtime.executors import Cell
 from skopt.runtime.exits import Outcome
 from skopt.runtime.run import resume_job, start_job
@@ -25,15 +26,23 @@ class LocalExecutor:
     @contextlib.asynccontextmanager
     async def opened(self, plan: Plan, root: Path) -> AsyncIterator[LocalRunner]:
         answers = SharedAnswers(root)
+        stop = plan.sweep.stop if plan.sweep else None
+        rungs = Rungs(stop, root) if stop else None
         try:
-            yield LocalRunner(Bank(plan.budget), answers, asyncio.Semaphore(self.parallel))
+            yield LocalRunner(Bank(plan.budget), answers, rungs, asyncio.Semaphore(self.parallel))
         finally:
             answers.close()
 
 
 class LocalRunner:
-    def __init__(self, bank: Bank, answers: SharedAnswers, limit: asyncio.Semaphore) -> None:
-        self.bank, self.answers, self.limit = bank, answers, limit
+    def __init__(
+        self,
+        bank: Bank,
+        answers: SharedAnswers,
+        rungs: Rungs | None,
+        limit: asyncio.Semaphore,
+    ) -> None:
+        self.bank, self.answers, self.rungs, self.limit = bank, answers, rungs, limit
 
     async def book(self, label: str, spent: Amount, paid: list[tuple[str, Paid]]) -> None:
         await self.bank.begin(label, spent)
@@ -41,7 +50,8 @@ class LocalRunner:
 
     async def run(self, cell: Cell) -> Outcome:
         async with self.limit:
-            return await run_cell(cell, Shared(cell.label, self.bank, self.answers))
+            shared = Shared(cell.label, self.bank, self.answers, self.rungs)
+            return await run_cell(cell, shared)
 
 
 async def run_cell(cell: Cell, shared: Shared) -> Outcome:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from skopt.compiler.compile import compile_recipe
-from skopt.compiler.plan import Plan
+from skopt.compiler.plan import AshaStop, Plan, SweepSettings
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.errors import CallFailed
 from skopt.runtime.executors import local as local_executor
@@ -210,3 +210,39 @@ def test_cli_runs_a_sweep_prints_the_table_and_resumes_it(tmp_path: Path) -> Non
     result = CliRunner().invoke(main, ["run", "--resume", str(root), "--quiet"])
     assert result.exit_code == 0, result.stderr
     assert result.stdout == (root / "sweep.md").read_text()
+
+
+def test_asha_stops_the_cells_that_lag_at_a_rung(tmp_path: Path) -> None:
+    # one cell at a time, so the order in which cells reach each rung is the grid's
+    plan = sweep_plan()
+    stop = AshaStop(grace=2, reduction=2)
+    plan = plan.model_copy(update={"sweep": SweepSettings(stop=stop)})
+    root = tmp_path / "asha"
+    outcome = run_sweep(plan, root, parallel=1)
+    assert outcome.exit is Exit.OK, outcome.message
+    rows = table(root)
+    rungs = json.loads((root / "asha.json").read_text())["rungs"]
+    reported: dict[str, list[float]] = {}
+    for row, job in zip(rows, plan.jobs, strict=True):  # replay each cell's rung reports
+        summary = json.loads((root / "cells" / row["cell"] / "summary.json").read_text())
+        total = job.schedule.total_steps
+        stopped = None
+        for h in summary["history"]:
+            step = h["step"]
+            if step in (2, 4, 8) and step < total:
+                assert rungs[str(step)][row["cell"]] == h["score"]
+                at = reported.setdefault(str(step), [])
+                at.append(h["score"])
+                keep = sorted(at, reverse=True)[max(1, len(at) // 2) - 1]
+                if h["score"] < keep:
+                    stopped = step
+                    break
+        assert summary["stopped_early"] == stopped, row["cell"]
+        if stopped is not None:
+            assert row["status"] == f"stopped early (step {stopped})"
+            assert row["steps"] == stopped < job.schedule.total_steps
+            assert row["test_best"] is not None  # its test is still scored, its best skill kept
+            assert (root / "cells" / row["cell"] / "best_skill.md").exists()
+        else:
+            assert row["status"] == "done" and row["steps"] == job.schedule.total_steps
+    assert any(r["status"].startswith("stopped early") for r in rows)

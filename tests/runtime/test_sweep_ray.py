@@ -124,7 +124,7 @@ def test_a_sweep_on_two_nodes_is_the_local_sweep(
         {k: r[k] for k in COMPARED} for r in table(local)
     ]
     nodes = json.loads((on_ray / "ray.json").read_text())["cells"]
-    assert sorted(nodes) == CELLS and len({n.split()[1] for n in nodes.values()}) == 2
+    assert sorted(nodes) == CELLS and len({n["node"] for n in nodes.values()}) == 2
     # every request the sweep asks is paid once, whichever cell asked it first
     assert paid(on_ray) == paid(local)
 
@@ -178,7 +178,7 @@ def test_a_worker_node_killed_mid_sweep(tmp_path: Path, driver: Path, local: Pat
     ]
     assert resumed  # the cells the dead node ran were continued from their folders ...
     nodes = json.loads((cut / "ray.json").read_text())["cells"]
-    assert len(set(nodes.values())) == 1  # ... on the node that was left
+    assert len({n["node"] for n in nodes.values()}) == 1  # ... on the node that was left
 
 
 def _lines(cell: Path) -> int:
