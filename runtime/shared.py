@@ -18,6 +18,7 @@ A cell's own cache still receives every answer it used, so its folder stays a wh
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -36,6 +37,7 @@ class Answers(Protocol):
     async def begin(self, taker: str, paid: list[tuple[str, Paid]]) -> None: ...
     async def claim(self, taker: str, key: str) -> Completion | None: ...
     async def settle(self, taker: str, key: str, paid: Paid | None) -> None: ...
+    async def alive(self, taker: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -60,9 +62,19 @@ class Shared:
 
 
 class SharedAnswers:
-    def __init__(self, root: Path) -> None:
+    """`lease_s`: how long a cell may go unheard before its claims are given up (None: never;
+    the cells of the local executor live and die with this process). Cells on other machines
+    say they are alive (`alive`) while they run, so that a cell whose worker died never keeps
+    the others waiting for an answer it will not bring."""
+
+    def __init__(self, root: Path, lease_s: float | None = None) -> None:
         self.cache = ResponseCache(root / CACHE, run="")
+        self.lease_s = lease_s
         self._pending: dict[str, tuple[str, asyncio.Future[Completion | None]]] = {}
+        self._heard: dict[str, float] = {}
+
+    async def alive(self, taker: str) -> None:
+        self._heard[taker] = time.monotonic()
 
     async def begin(self, taker: str, paid: list[tuple[str, Paid]]) -> None:
         """`taker` starts (again) with the answers it had paid for (its own cache's): they are
@@ -77,6 +89,7 @@ class SharedAnswers:
     async def claim(self, taker: str, key: str) -> Completion | None:
         """The answer to `key` if the sweep has it (waiting while another cell pays for it);
         None: `taker` pays, and settles afterwards."""
+        await self.alive(taker)
         while True:
             found = self.cache.get(key)
             if found is not None:
@@ -85,9 +98,26 @@ class SharedAnswers:
             if pending is None:
                 self._pending[key] = (taker, asyncio.get_running_loop().create_future())
                 return None
-            answer = await asyncio.shield(pending[1])
+            payer, answer = pending[0], await self._wait(pending[1])
             if answer is not None:
                 return answer
+            if self._gone(payer):
+                await self.settle(payer, key, None)  # ... and this asker claims it anew
+
+    async def _wait(self, answer: asyncio.Future[Completion | None]) -> Completion | None:
+        """The answer, or None once a lease's length has passed without one."""
+        if self.lease_s is None:
+            return await asyncio.shield(answer)
+        try:
+            return await asyncio.wait_for(asyncio.shield(answer), self.lease_s)
+        except TimeoutError:
+            return None
+
+    def _gone(self, taker: str) -> bool:
+        heard = self._heard.get(taker)
+        return self.lease_s is not None and (
+            heard is None or time.monotonic() - heard > self.lease_s
+        )
 
     async def settle(self, taker: str, key: str, paid: Paid | None) -> None:
         if paid is not None:

@@ -36,6 +36,7 @@ import os
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ from skopt.runtime.shared import Paid, Shared, SharedAnswers
 
 RETRIES = 3  # attempts after the first when a cell's worker or node dies
 LOCK_WAIT_S = 60.0  # how long a retried cell waits for its dead attempt's lock to go
+LEASE_S = 4.0  # a cell unheard this long has died: the answers it was paying for are given up
 FOLLOW_S = 0.25  # how often the launching process reads a cell's journal for its display
 NODES = "ray.json"  # at the sweep's root: where each cell ran (the node it ended on), how long
 Refusal = tuple[str, str] | None  # a BudgetExhausted as data: (limit, message)
@@ -120,18 +122,22 @@ class RayRunner:
             self.hub,
         )
         following = asyncio.ensure_future(follow(cell))
-        submitted = time.monotonic()
+        submitted = time.time()
         try:
-            code, message, node = await ref
+            end: CellEnd = await ref
         except asyncio.CancelledError:
             ray.cancel(ref)  # the cell's task takes it as Ctrl-C: journaled, resumable
             raise
         finally:
             following.cancel()
-        seconds = round(time.monotonic() - submitted, 3)
-        self.cells[cell.label] = {"node": node, "seconds": seconds}
+        self.cells[cell.label] = {
+            "node": end.node,
+            "queued_s": round(end.started - submitted, 3),  # waiting for a free CPU
+            "task_s": round(end.ended - end.started, 3),  # the task, start to end
+            "seconds": round(time.time() - submitted, 3),  # submitted to its result here
+        }
         write_json(self.root / NODES, {"cells": dict(sorted(self.cells.items()))})
-        return Outcome(Exit(code), cell.folder.root, message)
+        return Outcome(Exit(end.exit), cell.folder.root, end.message)
 
 
 async def follow(cell: Cell) -> None:
@@ -189,14 +195,25 @@ def sees(mark: str, token: str, needed: list[str]) -> list[str]:
 # -- a cell, on a worker ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class CellEnd:
+    """How a cell's task ended, where, and when it ran (this machine's clock, seconds)."""
+
+    exit: int
+    message: str
+    node: str
+    started: float
+    ended: float
+
+
 @ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=False)
 def cell_task(
     plan_json: str, launched_in: str, index: int, label: str, folder: str, no_cache: bool, hub: Any
-) -> tuple[int, str, str]:
-    """Run (or continue, on a retry) one cell in its folder: its exit code, its message, and
-    the node it ran on. The task works in the folder the sweep was launched from (on the
-    shared storage), so that the plan's relative paths mean what they meant there and the
-    cell's files are the local executor's, byte for byte."""
+) -> CellEnd:
+    """Run (or continue, on a retry) one cell in its folder. The task works in the folder the
+    sweep was launched from (on the shared storage), so that the plan's relative paths mean
+    what they meant there and the cell's files are the local executor's, byte for byte."""
+    started = time.time()
     plan = Plan.model_validate_json(plan_json)
     cell = Cell(index, label, RunFolder(Path(folder)), plan, no_cache, None)
     shared = Shared(label, RemoteBank(hub), RemoteAnswers(hub), RemoteRungs(hub))
@@ -206,23 +223,35 @@ def cell_task(
     os.chdir(launched_in)  # a worker process runs one task at a time; it gets its folder back
     try:
         outcome = asyncio.run(_patiently(cell, shared))
+        exit, message = int(outcome.exit), outcome.message
     except FAILURES as exc:
-        return int(Exit.FAILED), str(exc), node
+        exit, message = int(Exit.FAILED), str(exc)
     finally:
         os.chdir(home)
-    return int(outcome.exit), outcome.message, node
+    return CellEnd(exit, message, node, started, time.time())
 
 
 async def _patiently(cell: Cell, shared: Shared) -> Outcome:
-    """The cell's run, once the lock of an attempt that died is gone."""
+    """The cell's run, once the lock of an attempt that died is gone; while it runs, it tells
+    the hub it is alive."""
+    beating = asyncio.ensure_future(_heartbeat(shared))
     deadline = time.monotonic() + LOCK_WAIT_S
+    try:
+        while True:
+            try:
+                return await run_cell(cell, shared)
+            except FolderInUse:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.5)
+    finally:
+        beating.cancel()
+
+
+async def _heartbeat(shared: Shared) -> None:
     while True:
-        try:
-            return await run_cell(cell, shared)
-        except FolderInUse:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.5)
+        await shared.answers.alive(shared.taker)
+        await asyncio.sleep(LEASE_S / 4)
 
 
 class RemoteBank:
@@ -260,6 +289,9 @@ class RemoteAnswers:
     async def settle(self, taker: str, key: str, paid: Paid | None) -> None:
         await self.hub.settle.remote(taker, key, paid)
 
+    async def alive(self, taker: str) -> None:
+        await self.hub.alive.remote(taker)
+
 
 class RemoteRungs:
     """The sweep's early stopping, in the hub (runtime/early_stop.py's Stopper)."""
@@ -286,7 +318,7 @@ class Hub:
 
     def __init__(self, budget: str, root: str, stop: str | None) -> None:
         self.bank = Bank(Budget.model_validate_json(budget))
-        self.answers = SharedAnswers(Path(root))
+        self.answers = SharedAnswers(Path(root), lease_s=LEASE_S)
         self.rungs = Rungs(AshaStop.model_validate_json(stop), Path(root)) if stop else None
 
     async def begin(self, taker: str, spent: Amount, elapsed: float) -> None:
@@ -317,6 +349,9 @@ class Hub:
 
     async def settle(self, taker: str, key: str, paid: Paid | None) -> None:
         await self.answers.settle(taker, key, paid)
+
+    async def alive(self, taker: str) -> None:
+        await self.answers.alive(taker)
 
     async def goes_on(self, taker: str, step: int, total: int, score: float) -> bool:
         return self.rungs is None or await self.rungs.goes_on(taker, step, total, score)
