@@ -131,11 +131,6 @@ class ResponseCache:
             for r in rows
         ]
 
-    def rows_by_run(self) -> dict[str, int]:
-        """How many rows each run paid for."""
-        rows = self._query("SELECT run, count(*) FROM responses GROUP BY run", ())
-        return {str(run): int(n) for run, n in rows}  # type: ignore[call-overload]
-
     def requests(self) -> list[str]:
         """Every recorded canonical request — what replay diffs a miss against."""
         return [str(r[0]) for r in self._query("SELECT request FROM responses ORDER BY key", ())]

@@ -128,10 +128,6 @@ class SharedAnswers:
         if pending is not None and not pending[1].done():
             pending[1].set_result(paid.completion if paid is not None else None)
 
-    def paid_by(self) -> dict[str, int]:
-        """How many of the sweep's answers each cell paid for."""
-        return self.cache.rows_by_run()
-
     def close(self) -> None:
         self.cache.close()
 

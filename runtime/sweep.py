@@ -1,11 +1,13 @@
-"""Running a sweep: every cell of the grid is one ordinary run, side by side up to a limit.
+"""Running a sweep: every cell of the grid is one ordinary run, on an executor (this process,
+or a Ray cluster: runtime/executors/), all on the sweep's one budget and one response cache
+(runtime/shared.py) and, with `stop = asha(...)`, its early stopping (runtime/early_stop.py).
 
 The sweep root holds the whole plan (`plan.json`, one job per cell), `sweep.json` and
-`sweep.md` (the comparison table, one row per cell), and `cells/01/`, `cells/02/`, … — each a
-normal run folder whose `plan.json` holds only its own job, so that `skopt run --resume` and
-`skopt report` work on a cell unchanged. A folder is a sweep root when its marker says so.
-The table is written before any cell starts and again whenever a cell ends, each row from the
-cell's journal (as `skopt report` reads it).
+`sweep.md` (the comparison table, one row per cell), the sweep's `cache.sqlite`, and
+`cells/01/`, `cells/02/`, … — each a normal run folder whose `plan.json` holds only its own
+job, so that `skopt run --resume` and `skopt report` work on a cell unchanged. A folder is a
+sweep root when its marker says so. The table is written before any cell starts and again
+whenever a cell ends, each row from the cell's journal (as `skopt report` reads it).
 """
 
 from __future__ import annotations
