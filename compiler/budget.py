@@ -77,16 +77,7 @@ def verdict(job: Job, budget: Budget, models: dict[str, ModelSettings]) -> Verdi
     )
     per_step = _steps(job.phases, models)
     total = job.schedule.total_steps
-    spent = upfront
-    covered = 0
-    binding: list[str] = spent.exceeds(budget, usd_known)
-    if not binding:
-        for cost in per_step:
-            binding = (spent + cost).exceeds(budget, usd_known)
-            if binding:
-                break
-            spent += cost
-            covered += 1
+    covered, binding = _covered(upfront, per_step, budget, usd_known)
     return Verdict(
         fits=covered == total and not binding,
         covered_steps=covered,
@@ -94,6 +85,22 @@ def verdict(job: Job, budget: Budget, models: dict[str, ModelSettings]) -> Verdi
         limits=binding,
         unchecked=unchecked,
     )
+
+
+def _covered(
+    first: Worst, costs: Sequence[Worst], budget: Budget, usd_known: bool
+) -> tuple[int, list[str]]:
+    """How many of `costs`, one after another after `first`, the budget pays; the limits that
+    stop the next one (or `first` itself)."""
+    spent, binding = first, first.exceeds(budget, usd_known)
+    covered = 0
+    for cost in [] if binding else costs:
+        binding = (spent + cost).exceeds(budget, usd_known)
+        if binding:
+            break
+        spent += cost
+        covered += 1
+    return covered, binding
 
 
 def _steps(phases: Sequence[Phase], models: dict[str, ModelSettings]) -> list[Worst]:
@@ -143,14 +150,8 @@ def sweep_verdict(
         return None
     used = {rc.model for job in jobs for p in job.phases for rc in p.calls}
     usd_known = all(models[m].price is not None for m in used)
-    total, covered, binding = Worst(), 0, []
-    for job in jobs:
-        cell = sum((worst(p, models) for p in job.phases), Worst())
-        binding = (total + cell).exceeds(budget, usd_known)
-        if binding:
-            break
-        total += cell
-        covered += 1
+    cells = [sum((worst(p, models) for p in job.phases), Worst()) for job in jobs]
+    covered, binding = _covered(Worst(), cells, budget, usd_known)
     return Verdict(
         fits=covered == len(jobs),
         covered_steps=covered,
