@@ -168,14 +168,14 @@ class CallLayer:
         self, request: Request, key: str, reservation: Reservation, paid: Paid, retries: int
     ) -> Completion:
         completion = paid.completion
+        if self.shared is not None:  # first: another cell may be waiting for this answer
+            await self.shared.settle(self.ledger.taker, key, paid)
         cost = usd(self.models[request.model], completion.input_tokens, completion.output_tokens)
         actual = Cost(1, completion.input_tokens, completion.output_tokens, cost or 0.0)
         await self.ledger.commit(
             reservation, actual, request.role, request.phase, completion.latency_s
         )
         self._settled.set()
-        if self.shared is not None:
-            await self.shared.settle(self.ledger.taker, key, paid)
         self._emit(request, completion, usd=cost, retries=retries, cache_hit=False, key=key)
         return completion
 

@@ -60,6 +60,7 @@ from skopt.runtime.shared import Paid, Shared, SharedAnswers
 
 RETRIES = 3  # attempts after the first when a cell's worker or node dies
 LOCK_WAIT_S = 60.0  # how long a retried cell waits for its dead attempt's lock to go
+CANCEL_WAIT_S = 30.0  # how long an interrupted sweep waits for its cells to journal it
 LEASE_S = 4.0  # a cell unheard this long has died: the answers it was paying for are given up
 FOLLOW_S = 0.25  # how often the launching process reads a cell's journal for its display
 NODES = "ray.json"  # at the sweep's root: where each cell ran (the node it ended on), how long
@@ -126,7 +127,9 @@ class RayRunner:
         try:
             end: CellEnd = await ref
         except asyncio.CancelledError:
-            ray.cancel(ref)  # the cell's task takes it as Ctrl-C: journaled, resumable
+            ray.cancel(ref)  # the cell's task takes it as Ctrl-C: journaled, resumable ...
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(ref), CANCEL_WAIT_S)  # ... once it ends
             raise
         finally:
             following.cancel()

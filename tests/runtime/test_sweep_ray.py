@@ -171,6 +171,25 @@ def _lines(cell: Path) -> int:
         return 0
 
 
+def test_early_stopping_on_ray_decides_in_the_hub(cluster: Cluster, driver: Path) -> None:
+    (driver / "asha.skopt").write_text(
+        RECIPE.replace("sweep {", "sweep {\n  stop = asha(grace = 2, reduction = 2)")
+    )
+    done = subprocess.run(
+        [*SKOPT, "run", "asha.skopt", "--quiet", "--out", "asha", "--executor", "ray",
+         "--ray-address", cluster.address],
+        cwd=driver, capture_output=True, env=cluster.env, timeout=DEADLINE, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    rungs = json.loads((driver / "asha" / "asha.json").read_text())["rungs"]
+    assert sorted(rungs["2"]) == CELLS  # every cell reported its first rung to the hub
+    for row in table(driver / "asha"):
+        summary = json.loads((driver / "asha" / "cells" / row["cell"] / "summary.json").read_text())
+        stopped = summary["stopped_early"]
+        assert row["status"] == ("done" if stopped is None else f"stopped early (step {stopped})")
+        assert stopped is None or (str(stopped) in rungs and row["test_best"] is not None)
+
+
 def test_an_interrupted_sweep_on_ray_resumes_on_ray(
     cluster: Cluster, driver: Path, local: Path
 ) -> None:
@@ -218,10 +237,16 @@ def test_a_worker_node_killed_mid_sweep(cluster: Cluster, driver: Path, local: P
     assert [r["status"] for r in table(cut)] == ["done"] * 8
     for cell in CELLS:
         assert results(cut / "cells" / cell) == results(local / "cells" / cell), cell
-    assert paid(cut) == paid(local)  # no completed call was paid twice
     resumed = [
         c for c in CELLS if '"resumed":true' in (cut / "cells" / c / "events.jsonl").read_text()
     ]
     assert resumed  # the cells the dead node ran were continued from their folders ...
+    for cell in resumed:  # ... paying none of their completed calls again
+        keys = [e["key"] for e in calls(cut / "cells" / cell) if e["ok"] and not e["cache_hit"]]
+        assert len(keys) == len(set(keys)), cell
+    # Across the sweep, only an answer that arrived just before its worker died, which another
+    # cell asked for before the retry shared it, can be paid twice: at most what the dead cells
+    # had in flight (their model's concurrency each).
+    assert paid(local) <= paid(cut) <= paid(local) + 8 * len(resumed)
     nodes = json.loads((cut / "ray.json").read_text())["cells"]
     assert len({nodes[c]["node"] for c in resumed}) == 1  # ... on the node that was left
