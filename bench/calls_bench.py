@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -32,27 +33,26 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from skopt.compiler.plan import Budget, ModelSettings, Price
+from skopt.runtime.backends import Backend, params_of
+from skopt.runtime.backends.openai import OpenAIBackend
+from skopt.runtime.cache import ResponseCache
+from skopt.runtime.calls import CallLayer
+from skopt.runtime.events import JsonlSink
+from skopt.runtime.ledger import Ledger
+from skopt.runtime.request import Completion, Message, Params, Request
 
-from skopt.compiler.plan import Budget, ModelSettings, Price  # noqa: E402
-from skopt.runtime.backends import Backend, params_of  # noqa: E402
-from skopt.runtime.backends.openai import OpenAIBackend  # noqa: E402
-from skopt.runtime.cache import ResponseCache  # noqa: E402
-from skopt.runtime.calls import CallLayer  # noqa: E402
-from skopt.runtime.events import JsonlSink  # noqa: E402
-from skopt.runtime.ledger import Ledger  # noqa: E402
-from skopt.runtime.request import Completion, Message, Params, Request  # noqa: E402
-
+# The tests' scripted server (standard library only), run from its file: tests/ is not an
+# installed package, and nothing here edits sys.path to make it one.
+SERVER = Path(__file__).resolve().parent.parent / "tests" / "runtime" / "server.py"
 KEY_ENV = "SKOPT_BENCH_KEY"
 GOAL_RATIO = 1.25
 GOAL_OVERHEAD_US = 1000.0
 GOAL_CACHED = 5000.0
 
 SERVE = """
-import sys
-sys.path.insert(0, sys.argv[1])
-from tests.runtime.server import ScriptedServer
+import runpy, sys
+ScriptedServer = runpy.run_path(sys.argv[1])["ScriptedServer"]
 server = ScriptedServer(default_delay=float(sys.argv[2])).start()
 print(server.port, flush=True)
 sys.stdin.read()
@@ -77,13 +77,12 @@ class Served:
 def served(delay: float, in_process: bool) -> Iterator[Served]:
     """A scripted server that answers every request after `delay` seconds."""
     if in_process:
-        from tests.runtime.server import ScriptedServer
-
-        with ScriptedServer(default_delay=delay) as server:
+        scripted = runpy.run_path(str(SERVER))["ScriptedServer"]
+        with scripted(default_delay=delay) as server:
             yield Served(server.openai_url, None)
         return
     process = subprocess.Popen(
-        [sys.executable, "-c", SERVE, str(ROOT), str(delay)],
+        [sys.executable, "-c", SERVE, str(SERVER), str(delay)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -16,20 +16,15 @@ plus the run's calls and tokens per role and its wall time. The trained skill is
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import skopt
 
-from skopt.compiler.compile import compile_recipe  # noqa: E402
-from skopt.runtime.artifacts import RunFolder  # noqa: E402
-from skopt.runtime.evaluate import evaluate  # noqa: E402
-from skopt.runtime.run import start  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 # --quick: does the bench still run? One step on 4 valid and 4 test items, with the 0.5B model
 # as the optimizer too (one server, short replies); its scores say nothing.
@@ -53,21 +48,24 @@ def main() -> None:
     if args.quick:
         args.sets += QUICK
 
-    compiled = compile_recipe(args.recipe, args.sets)
-    if compiled.plan is None:
-        sys.exit("the recipe does not compile: run skopt check on it")
-    plan = compiled.plan
+    try:
+        plan = skopt.compile(args.recipe, args.sets)
+    except skopt.RecipeError as exc:
+        sys.exit(f"{exc}\n\nthe recipe does not compile")
     job = plan.jobs[0]
     out = Path(args.out or tempfile.mkdtemp(prefix="local-bench-")) / "run"
 
     began = time.perf_counter()
-    outcome = start(plan, RunFolder(out), None)
+    result = skopt.run(plan, out)
     wall = time.perf_counter() - began
-    summary = json.loads((out / "summary.json").read_text())
-    bare = evaluate(plan, "", "test")
+    record = skopt.open_run(out)
+    if record.summary is None:
+        sys.exit(f"the run did not finish: {result.message}")
+    summary = record.summary
+    bare = skopt.evaluate(plan, "", "test")
 
     models = {m.name: m.model or m.name for m in plan.models}
-    print(f"local bench · {args.recipe} · {outcome.message.split(':')[0]}")
+    print(f"local bench · {args.recipe} · {result.message.split(':')[0]}")
     print(f"target {models[job.train.target]} · optimizer {models[job.train.optimizer]}")
     print()
     print(f"test split, {bare.items} items   no skill   initial skill   trained skill")
@@ -81,12 +79,11 @@ def main() -> None:
     )
     print()
     calls, tokens_in, tokens_out = Counter[str](), Counter[str](), Counter[str]()
-    for line in (out / "events.jsonl").read_text().splitlines():
-        event = json.loads(line)
-        if event.get("kind") == "call" and not event["cache_hit"]:
-            calls[event["role"]] += 1
-            tokens_in[event["role"]] += event["input_tokens"]
-            tokens_out[event["role"]] += event["output_tokens"]
+    for call in record.journal.calls:
+        if not call.cache_hit:
+            calls[call.role] += 1
+            tokens_in[call.role] += call.input_tokens
+            tokens_out[call.role] += call.output_tokens
     print(f"training: {summary['steps']} steps, {summary['accepted']} accepted by the gate, "
           f"{summary['rejected']} rejected, wall {wall:.0f} s")  # fmt: skip
     for role in ("target", "optimizer"):
@@ -97,7 +94,7 @@ def main() -> None:
     print(f"  no-skill scoring: {bare.calls} calls (not part of the run)")
     print()
     print("trained skill:")
-    print((out / "best_skill.md").read_text())
+    print(record.best_skill)
 
 
 if __name__ == "__main__":

@@ -25,9 +25,8 @@ Measured side by side in one run:
 from __future__ import annotations
 
 import argparse
-import json
+import asyncio
 import math
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -35,18 +34,10 @@ from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import asyncio  # noqa: E402
-
-from skopt.compiler.compile import compile_recipe  # noqa: E402
-from skopt.compiler.plan import Plan  # noqa: E402
-from skopt.runtime.artifacts import RunFolder  # noqa: E402
-from skopt.runtime.backends.sim import SimBackend  # noqa: E402
-from skopt.runtime.exits import Exit  # noqa: E402
-from skopt.runtime.request import Completion, Params, Request  # noqa: E402
-from skopt.runtime.run import start  # noqa: E402
+import skopt
+from skopt.runtime.backends.sim import SimBackend
+from skopt.runtime.events import CallEvent
+from skopt.runtime.request import Completion, Params, Request
 
 STEPS = 20
 GOAL_RATIO = 1.3
@@ -103,36 +94,43 @@ class Latency:
 @dataclass
 class Run:
     wall_s: float
-    folder: Path
+    result: skopt.RunResult
     starts: list[float]
 
-    def events(self) -> list[dict[str, object]]:
+    @property
+    def folder(self) -> Path:
+        return self.result.folder
+
+    def events(self) -> list[CallEvent]:
         """The journal's call events (it also records each session's start and end)."""
-        lines = (self.folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
-        return [e for e in map(json.loads, lines) if e["kind"] == "call"]
+        return skopt.open_run(self.folder).journal.calls
 
     def paid(self) -> int:
-        return sum(1 for e in self.events() if e["ok"] and not e["cache_hit"])
+        return self.result.paid_calls
 
 
 def run(
-    plan: Plan, folder: Path, latency: Latency, seconds: float, cache_from: Path | None = None
+    plan: skopt.Plan,
+    folder: Path,
+    latency: Latency,
+    seconds: float,
+    cache_from: Path | None = None,
 ) -> Run:
     latency.seconds, latency.starts = seconds, []
     began = time.perf_counter()
-    outcome = start(plan, RunFolder(folder), cache_from=cache_from)
+    result = skopt.run(plan, folder, cache_from=cache_from)
     wall = time.perf_counter() - began
-    if outcome.exit is not Exit.OK:
-        raise SystemExit(f"the bench run did not finish: {outcome.message}")
-    return Run(wall, folder, latency.starts)
+    if not result.ok:
+        raise SystemExit(f"the bench run did not finish: {result.message}")
+    return Run(wall, result, latency.starts)
 
 
-def critical_path(events: list[dict[str, object]], concurrency: int, latency: float) -> float:
+def critical_path(events: list[CallEvent], concurrency: int, latency: float) -> float:
     """Phases one after another, in journal order; each ceil(paid calls / concurrency) rounds.
     A phase is a run of consecutive events with the same phase and role."""
     rounds = 0
-    for _, group in groupby(events, key=lambda e: (e["phase"], e["role"])):
-        paid = sum(1 for e in group if e["ok"] and not e["cache_hit"])
+    for _, group in groupby(events, key=lambda e: (e.phase, e.role)):
+        paid = sum(1 for e in group if e.ok and not e.cache_hit)
         rounds += math.ceil(paid / concurrency)
     return rounds * latency
 
@@ -166,11 +164,11 @@ def main() -> None:
         recipe = work / "bench.skopt"
         recipe.write_text(RECIPE.format(concurrency=args.concurrency), encoding="utf-8")
         began = time.perf_counter()
-        compiled = compile_recipe(str(recipe))
+        try:
+            plan = skopt.compile(recipe)
+        except skopt.RecipeError as exc:
+            raise SystemExit(str(exc)) from None
         compile_s = time.perf_counter() - began
-        if compiled.plan is None:
-            raise SystemExit("\n".join(d.message for d in compiled.diagnostics))
-        plan = compiled.plan
         steps = plan.jobs[0].schedule.total_steps
         assert steps == STEPS, steps
 
@@ -190,12 +188,14 @@ def main() -> None:
         events = slow.events()
         path = critical_path(events, args.concurrency, args.latency)
         taken = rounds_taken(slow.starts, args.latency)
-        test = json.loads((slow.folder / "summary.json").read_text(encoding="utf-8"))["test"]
+        test = slow.result.scores
+        assert test is not None and test.test_initial is not None and test.test_best is not None
         print(
             f"skopt run bench (simulation): {steps} steps, {len(events)} calls ({slow.paid()}"
             " paid; the rest answered by the cache or an identical call in flight),"
             f" concurrency {args.concurrency}, {args.latency * 1000:g} ms per call;"
-            f" compile {compile_s:.3f} s; test score {test['initial']:.3f} -> {test['best']:.3f}"
+            f" compile {compile_s:.3f} s;"
+            f" test score {test.test_initial:.3f} -> {test.test_best:.3f}"
         )
         print()
         table(args.latency, steps, slow, overhead, cached, path, taken, len(instant))

@@ -17,15 +17,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import skopt
+from skopt.compiler.plan import SLEEP_PHASE_ORDER, Plan
+from skopt.runtime.artifacts import RunFolder
+from skopt.runtime.events import NightMined, PhaseFinished, PhaseStarted
+from skopt.runtime.journal import Journal, read_journal
+from skopt.runtime.sleep.cycle import sleep
 
-from skopt.compiler.compile import compile_recipe  # noqa: E402
-from skopt.compiler.plan import SLEEP_PHASE_ORDER, Plan  # noqa: E402
-from skopt.runtime.artifacts import RunFolder  # noqa: E402
-from skopt.runtime.events import NightMined, PhaseFinished, PhaseStarted  # noqa: E402
-from skopt.runtime.journal import Journal, read_journal  # noqa: E402
-from skopt.runtime.sleep.cycle import sleep  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 QUICK = ["small.provider=sim", "big.provider=sim"]
 
@@ -38,10 +37,12 @@ def main() -> None:
     args = parser.parse_args()
     project = Path(tempfile.mkdtemp(prefix="sleep-bench-"))
     sets = [*(QUICK if args.quick else []), *args.sets, f"sleep.project={project}"]
-    compiled = compile_recipe(args.recipe, sets)
-    if compiled.plan is None or compiled.plan.sleep is None:
-        sys.exit("the recipe does not compile to a night: run skopt check on it")
-    plan = compiled.plan
+    try:
+        plan = skopt.compile(args.recipe, sets)
+    except skopt.RecipeError as exc:
+        sys.exit(f"{exc}\n\nthe recipe does not compile")
+    if plan.sleep is None:
+        sys.exit(f"{args.recipe} is not a sleep recipe: it has no night to run")
 
     began = time.perf_counter()
     slept = sleep(plan, dry_run=False)

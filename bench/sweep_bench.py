@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import runpy
 import subprocess
 import sys
 import tempfile
@@ -28,11 +29,9 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.runtime.ray_cluster import new_cluster  # noqa: E402
-
+# The tests' Ray cluster of this machine (standard library only), run from its file: tests/
+# is not an installed package, and nothing here edits sys.path to make it one.
+CLUSTER = Path(__file__).resolve().parent.parent / "tests" / "runtime" / "ray_cluster.py"
 SLOTS = 4
 RECIPE = """skopt 1
 model sim {{
@@ -70,7 +69,7 @@ def main() -> None:
     (folder / "skill.md").write_text("# House rules\n\nAnswer with the house code.\n")
 
     local_s = sweep(folder, "local", ["--parallel", str(SLOTS)])
-    cluster = new_cluster()
+    cluster = runpy.run_path(str(CLUSTER))["new_cluster"]()
     try:
         ray_s = sweep(folder, "ray", ["--executor", "ray", "--ray-address", cluster.address],
                       cluster.env)  # fmt: skip

@@ -19,20 +19,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from skopt.compiler.compile import compile_recipe  # noqa: E402
-from skopt.compiler.plan import Plan  # noqa: E402
-from skopt.compiler.saved import plan_text  # noqa: E402
-from skopt.runtime.claim import claim  # noqa: E402
-from skopt.runtime.events import (  # noqa: E402
+import skopt
+from skopt.compiler.plan import Plan
+from skopt.compiler.saved import plan_text
+from skopt.runtime.claim import claim
+from skopt.runtime.events import (
     BaselineScored,
     CallEvent,
     CandidateBuilt,
@@ -48,10 +44,11 @@ from skopt.runtime.events import (  # noqa: E402
     StepFinished,
     StepResult,
 )
-from skopt.ui.tui.app import SkoptApp  # noqa: E402
-from skopt.ui.tui.monitor import MonitorScreen  # noqa: E402
-from skopt.ui.tui.sources import FolderSource  # noqa: E402
+from skopt.ui.tui.app import SkoptApp
+from skopt.ui.tui.monitor import MonitorScreen
+from skopt.ui.tui.sources import FolderSource
 
+ROOT = Path(__file__).resolve().parent.parent
 GOAL_PAINT_S = 1.0
 GOAL_LAG_S = 0.5
 SIZE = (120, 40)
@@ -60,9 +57,7 @@ SKILL = "# House rules\n\nAnswer every question with the house code that applies
 
 def plan(steps: int) -> Plan:
     epochs = max(1, -(-steps // 3))  # the demo: 3 steps an epoch
-    compiled = compile_recipe(str(ROOT / "recipes" / "demo.skopt"), [f"train.epochs={epochs}"])
-    assert compiled.plan is not None, compiled.diagnostics
-    return compiled.plan
+    return skopt.compile(ROOT / "recipes" / "demo.skopt", [f"train.epochs={epochs}"])
 
 
 def step_events(step: int, skill: str) -> list[Event]:

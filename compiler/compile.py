@@ -7,7 +7,7 @@ when there are no errors.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,8 +67,11 @@ class Compiled:
         return not has_errors(self.diagnostics)
 
 
-def compile_recipe(path: str, sets: Sequence[str] = ()) -> Compiled:
-    scope = load(path)
+def compile_recipe(
+    path: str, sets: Sequence[str] = (), overlay: Mapping[str, str] | None = None
+) -> Compiled:
+    """`overlay`: texts that stand in for recipe files, by resolved path (unsaved buffers)."""
+    scope = load(path, overlay)
     result = Compiled(None, list(scope.diagnostics), dict(scope.sources))
     if sets:
         result.sources[COMMAND_LINE] = command_line_source(sets)

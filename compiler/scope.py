@@ -8,14 +8,14 @@ Import cycles, missing files and names declared twice in one file are diagnostic
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skopt.compiler.schema import JOBS
 from skopt.grammar import ast
 from skopt.grammar.parse import parse
-from skopt.grammar.source import Diagnostic, Span, error, read_source
+from skopt.grammar.source import Diagnostic, Span, error, read_source, read_text
 
 LANGUAGE_VERSION = 1
 
@@ -25,14 +25,17 @@ class Scope:
     """Everything read for one recipe: the merged blocks, every source text, diagnostics."""
 
     root: str
+    # texts that stand in for files, by resolved path: an editor's unsaved buffers
+    overlay: Mapping[str, str] = field(default_factory=dict)
     broken: bool = False  # a file could not be read or parsed: nothing further is checked
     blocks: list[ast.Block] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def load(path: str) -> Scope:
-    scope = Scope(root=path)
+def load(path: str, overlay: Mapping[str, str] | None = None) -> Scope:
+    """Read `path` and its imports; a file whose resolved path is in `overlay` is read from it."""
+    scope = Scope(root=path, overlay=overlay or {})
     blocks = _load_file(Path(path), scope, stack=(), span=None)
     scope.blocks = blocks or []
     return scope
@@ -60,7 +63,7 @@ def _load_file(
         scope.broken = True
         scope.diagnostics.append(_not_a_recipe_import(path, span))
         return None
-    text, problem = read_source(path)
+    text, problem = _read(path, key, scope)
     if problem is not None:
         scope.broken = True
         scope.diagnostics.append(_at_import(problem, path, span))
@@ -77,7 +80,7 @@ def _load_file(
     _check_header(recipe, scope)
     merged: list[ast.Block] = []
     for imp in recipe.imports:
-        target = _import_path(imp)
+        target = import_path(imp.path)
         imported = _load_file(target, scope, (*stack, key), imp.path.span)
         if imported is not None:
             merged = merge(merged, imported)
@@ -85,9 +88,15 @@ def _load_file(
     return merge(merged, own)
 
 
-def _import_path(imp: ast.Import) -> Path:
-    written = Path(imp.path.value)
-    return written if written.is_absolute() else Path(imp.path.span.path).parent / written
+def _read(path: Path, key: Path, scope: Scope) -> tuple[str, Diagnostic | None]:
+    buffer = scope.overlay.get(str(key))
+    return read_source(path) if buffer is None else read_text(buffer, str(path))
+
+
+def import_path(written: ast.Str) -> Path:
+    """The file an import names: relative to the folder of the file that imports it."""
+    path = Path(written.value)
+    return path if path.is_absolute() else Path(written.span.path).parent / path
 
 
 def _not_a_recipe_import(path: Path, span: Span) -> Diagnostic:

@@ -158,6 +158,14 @@ def read_source(path: Path) -> tuple[str, Diagnostic | None]:
     return text, error("the file is not valid UTF-8", span, f"byte 0x{data[bad.start]:02x}")
 
 
+def read_text(text: str, shown: str) -> tuple[str, Diagnostic | None]:
+    """`read_source` for a recipe's text already in memory (an editor's unsaved buffer)."""
+    text = text.removeprefix("\ufeff")
+    if not starts_like_a_recipe(text):
+        return "", _not_a_recipe(shown, utf8=True)
+    return text, None
+
+
 # What a recipe's first line of substance is: `skopt 1`, `import "..."`, or `kind [name] {`.
 _RECIPE_START = re.compile(
     r"(?:skopt|import)(?:[ \t]|$)|[A-Za-z_][A-Za-z0-9_-]*(?:[ \t]+[A-Za-z_][A-Za-z0-9_-]*)?[ \t]*\{"

@@ -18,7 +18,7 @@ from typing import Any
 from skopt.compiler.plan import Plan
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.claim import FolderRefused, check_new, open_folder
-from skopt.runtime.executors import Executor
+from skopt.runtime.executors import Executor, ExecutorUnavailable, executor_for
 from skopt.runtime.exits import Outcome
 from skopt.runtime.run import Clock, plan_of, resume_job, start_job
 from skopt.runtime.sweep import Displays, is_sweep, resume_sweep_job, sweep_job
@@ -35,6 +35,19 @@ def destination(plan: Plan, out: str | None) -> tuple[Path, bool]:
     recipe = Path(plan.recipe).stem
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return Path(plan.jobs[0].train.out.format(recipe=recipe, time=stamp)), True
+
+
+def executor_of(
+    plan: Plan, name: str | None, parallel: int, address: str | None
+) -> Executor | None:
+    """The executor of a sweep: `name`, else the recipe's `sweep.executor`, else local (None
+    for a single run, which runs here; asking it for one is refused: ExecutorUnavailable)."""
+    chosen = name or (plan.sweep.executor if plan.sweep else None) or "local"
+    if len(plan.jobs) < 2:
+        if name == "ray" or address:
+            raise ExecutorUnavailable("--executor and --ray-address apply to a sweep's cells")
+        return None
+    return executor_for("ray" if chosen == "ray" else "local", parallel, address)
 
 
 async def launch_job(
@@ -57,6 +70,11 @@ async def launch_job(
     if cache_from is not None:
         raise FolderRefused("--cache-from takes one run's cache: a sweep's cells have their own")
     return await sweep_job(plan, root, show, parallel, unique, no_cache, executor)
+
+
+def plan_at(root: Path) -> Plan:
+    """The plan of the run or sweep at `root` (FolderRefused if it is neither)."""
+    return plan_of(open_folder(root))
 
 
 async def relaunch_job(

@@ -102,6 +102,11 @@ class Report(Frozen):
 
 def report(root: Path) -> Report:
     """The report of the run folder at `root`. Raises NotARunFolder."""
+    return report_of(root, *read_run(root))
+
+
+def read_run(root: Path) -> tuple[Plan, Journal]:
+    """The plan and the journal of the run folder at `root`. Raises NotARunFolder."""
     marker = read_marker(root)
     if marker is not None and marker["kind"] == "sweep":
         raise NotARunFolder(
@@ -109,9 +114,12 @@ def report(root: Path) -> Report:
             f" report a cell: skopt report {root / 'cells' / '01'}"
         )
     folder = open_folder(root, "run")
-    plan = _plan(root / "plan.json")
+    return _plan(root / "plan.json"), read_journal(folder.events)
+
+
+def report_of(root: Path, plan: Plan, journal: Journal) -> Report:
+    """The report of the run at `root`, from its plan and its journal."""
     job = plan.jobs[0]
-    journal = read_journal(folder.events)
     decisions = [_decision(e) for e in journal.steps]
     status, ended = run_status(journal)
     return Report(

@@ -22,6 +22,7 @@ from skopt.ui.console import (
     set_option,
     write_report,
 )
+from skopt.ui.import_command import import_
 from skopt.ui.plan_view import render_plan
 from skopt.ui.review_commands import adopt, review, tui
 from skopt.ui.run_command import run
@@ -156,12 +157,13 @@ def report(rundir: str, as_json: bool) -> None:
 )
 @click.option(
     "--harness",
-    type=click.Choice(["plain"]),
+    type=click.Choice(["plain", "deploy"]),
     default="plain",
     show_default=True,
-    help="How the target sees the skill. plain, the only one for now: the skill as the system "
-    "message, the task as the user message with the env's answer-format line (the built-in "
-    "rollout template).",
+    help="How the target sees the skill. plain: the skill as the system message, the task as "
+    "the user message with the env's answer-format line (the built-in rollout template). "
+    "deploy: as a user deploys it: the skill and a one-line task statement (the env's `task`) "
+    "as the system message, the item's raw input as the user message, no format line.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the score as JSON.")
 @set_option
@@ -239,8 +241,20 @@ def init(directory: str) -> None:
     )
 
 
+@main.command(epilog=codes_help(Exit.OK, Exit.USAGE))
+def lsp() -> None:
+    """Serve the language server protocol on stdio, for editors.
+
+    Diagnostics as you type (those of check, imports followed), hover, completion,
+    go-to-definition and formatting (that of fmt) for .skopt recipes."""
+    from skopt.ui.lsp.server import serve
+
+    serve()
+
+
 main.add_command(run)
 main.add_command(tui)
 main.add_command(review)
 main.add_command(adopt)
 main.add_command(sleep)
+main.add_command(import_)

@@ -18,7 +18,6 @@ import click
 from skopt.compiler.compile import stale
 from skopt.compiler.plan import Plan
 from skopt.compiler.saved import PlanUnreadable, read_plan
-from skopt.runtime.executors import Executor
 from skopt.runtime.exits import Exit, Outcome, codes_help
 from skopt.runtime.sweep import Displays
 from skopt.ui.console import compiled, fail, set_option, write_report
@@ -98,7 +97,13 @@ def run(
     from skopt.runtime.claim import FolderRefused
     from skopt.runtime.errors import LocalModelUnavailable, MissingKey
     from skopt.runtime.executors import ExecutorUnavailable
-    from skopt.runtime.launch import destination, launch_job, relaunch_job
+    from skopt.runtime.launch import (
+        destination,
+        executor_of,
+        launch_job,
+        plan_at,
+        relaunch_job,
+    )
     from skopt.runtime.run import FAILURES
 
     started = time.monotonic()
@@ -111,8 +116,8 @@ def run(
                     " --set, --no-cache or --cache-from"
                 )
             root = Path(resume_dir)
-            plan = _plan_at(root)
-            chosen = _executor(plan, executor, parallel, ray_address)
+            plan = plan_at(root)
+            chosen = executor_of(plan, executor, parallel, ray_address)
             work = functools.partial(relaunch_job, root, parallel=parallel, executor=chosen)
         else:
             if recipe is None:
@@ -122,7 +127,7 @@ def run(
             if not plan.jobs:
                 raise click.UsageError("this recipe has no train job to run")
             root, unique = destination(plan, out)
-            chosen = _executor(plan, executor, parallel, ray_address)
+            chosen = executor_of(plan, executor, parallel, ray_address)
             _assemble_local_models(plan)
             earlier = Path(cache_from) if cache_from else None
             work = functools.partial(
@@ -143,28 +148,6 @@ def run(
             click.echo("what finished is kept: continue with skopt run --resume RUNDIR", err=True)
         fail(str(exc), Exit.FAILED)
     _end_of_run(outcome, time.monotonic() - started)
-
-
-def _executor(plan: Plan, name: str | None, parallel: int, address: str | None) -> Executor | None:
-    """The executor of a sweep: the flag's, else the recipe's (None for a single run)."""
-    from skopt.runtime.executors import ExecutorUnavailable, executor_for
-
-    chosen = name or (plan.sweep.executor if plan.sweep else None) or "local"
-    if len(plan.jobs) < 2:
-        if name == "ray" or address:
-            raise ExecutorUnavailable("--executor and --ray-address apply to a sweep's cells")
-        return None
-    return executor_for("ray" if chosen == "ray" else "local", parallel, address)
-
-
-def _plan_at(root: Path) -> Plan:
-    """The plan of the run or sweep at `root` (FolderRefused if it is neither)."""
-    from skopt.runtime.artifacts import RunFolder
-    from skopt.runtime.claim import open_folder
-    from skopt.runtime.run import plan_of
-
-    open_folder(root)
-    return plan_of(RunFolder(root))
 
 
 def _with_tui(

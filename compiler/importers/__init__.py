@@ -1,0 +1,1 @@
+"""Importers: other tools' configurations converted into skopt recipes (`skopt import`)."""
