@@ -22,6 +22,7 @@ from skopt.compiler.dataset import (
     batches,
     epoch_order,
 )
+from skopt.compiler.gate_bound import fewest_fixes
 from skopt.compiler.plan import (
     Aggregate,
     Baseline,
@@ -119,6 +120,8 @@ def build_job(
     gate_items = _gate_items(train, splits)
     if len(gate_items) < NOISY_GATE:
         diagnostics.append(_noisy_gate(train, len(gate_items), job_block))
+    if fewest_fixes(train.gate.confidence) > len(gate_items):
+        diagnostics.append(_deaf_gate(train, len(gate_items), job_block))
     per_epoch = steps_per_epoch(train, splits)
     total = per_epoch * train.epochs
     lr_kind, lr_args = _schedule(job_block, overrides)
@@ -174,6 +177,19 @@ def _noisy_gate(train: TrainSettings, size: int, job_block: Resolved) -> Diagnos
         where,
         f"fewer than {NOISY_GATE} items",
         help="raise gate samples" if train.gate.samples else "give the split more items",
+    )
+
+
+def _deaf_gate(train: TrainSettings, size: int, job_block: Resolved) -> Diagnostic:
+    gate = job_block.children["gate"]
+    confidence = train.gate.confidence
+    where = gate.span_of("confidence") if gate.written("confidence") else job_block.block.kind.span
+    return warning(
+        f"the gate can accept no candidate: at confidence {confidence:.0%} it needs "
+        f"{fewest_fixes(confidence)} items fixed with none broken, and it scores {size}",
+        where,
+        "no step can be accepted",
+        help="give the gate more items, or lower gate confidence (0% turns the test off)",
     )
 
 

@@ -126,11 +126,17 @@ def explain_step(shape: StepShape) -> dict[tuple[PhaseName, Role], Span3]:
             low[key] = min(low.get(key, calls), calls)
             high[key] = max(high.get(key, calls), calls)
     expected = step_calls(shape, typical(shape))
-    return {key: Span3(low[key], expected[key], _asked(key[1], high[key])) for key in expected}
+    asked = {key: _asked(key[1], high[key]) for key in expected}
+    if shape.mode != "full_rewrite":  # a reflection with unusable edits is asked once more
+        asked["reflect", "optimizer"] *= 1 + RECHECKS
+    return {key: Span3(low[key], expected[key], asked[key]) for key in expected}
 
 
 # An optimizer answer that is not valid JSON is asked again once (runtime/structured.py).
 REASKS = 1
+# A reflection whose edits have problems is asked again once (runtime/edit_checks.py), and that
+# answer too may be asked again for its JSON.
+RECHECKS = 1
 
 
 def _asked(role: Role, calls: int) -> int:

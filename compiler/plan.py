@@ -85,6 +85,8 @@ class EnvSettings(Frozen):
     limit: dict[str, int]
     prompt: str | None
     answer_format: str
+    strict_format: bool  # an output that ignores the answer format reads no answer
+    task: str | None  # the deploy harness's task statement; None: one made from the kind
     timeout_s: float
     workers: int
 
@@ -97,6 +99,7 @@ class GateSettings(Frozen):
     repeats: int
     no_regression: bool
     min_delta: float
+    confidence: float  # the sign test's (compiler/gate_bound.py); 0: off
 
 
 class SlowUpdateSettings(Frozen):

@@ -121,6 +121,8 @@ def env_settings(env: Resolved) -> EnvSettings:
         },
         prompt=env.text("prompt"),
         answer_format=env.word("answer_format"),
+        strict_format=env.flag("strict_format"),
+        task=env.text("task"),
         timeout_s=env.number("timeout"),
         workers=env.integer("workers"),
     )
@@ -178,6 +180,7 @@ def _gate(gate: Resolved) -> GateSettings:
         repeats=gate.integer("repeats"),
         no_regression=gate.flag("no_regression"),
         min_delta=gate.number("min_delta"),
+        confidence=gate.number("confidence"),
     )
 
 

@@ -35,6 +35,7 @@ from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
 from skopt.runtime.calls import gathered
 from skopt.runtime.candidate import edit_record, guarded, outcomes, prompt_json, with_guidance
+from skopt.runtime.edit_checks import Finding
 from skopt.runtime.edits import Edit, SizeLimit, apply_edits
 from skopt.runtime.errors import BudgetExhausted
 from skopt.runtime.events import (
@@ -42,6 +43,8 @@ from skopt.runtime.events import (
     BudgetStop,
     CandidateBuilt,
     EarlyStop,
+    EditFinding,
+    EditsChecked,
     EditsProposed,
     EpochBoundary,
     EventSink,
@@ -232,6 +235,7 @@ class Engine:
                 *(self.optimizer.reflect(skill, g, kind, max_edits, memory) for kind, g in groups)
             )
             step.patches = [p for p in patches if p.edits]
+            self._journal_checks(step.number)
             proposals = [
                 (kind, g, p.edits, None) for (kind, g), p in zip(groups, patches, strict=True)
             ]
@@ -245,6 +249,24 @@ class Engine:
                     rewrite=text,
                 )
             )
+
+    def _journal_checks(self, step: int) -> None:
+        """The reflections' edit checks (runtime/edit_checks.py), in the order they were asked."""
+
+        def found(findings: list[Finding]) -> list[EditFinding]:
+            return [
+                EditFinding(edit=edit_record(f.edit), problems=list(f.problems)) for f in findings
+            ]
+
+        for c in (c for c in self.optimizer.checks if c.first):
+            source: Source = "successes" if c.source == "successes" else "failures"
+            second = found(c.second) if c.second is not None else None
+            self.journal.emit(
+                EditsChecked(
+                    step=step, source=source, first=found(c.first), second=second, kept=len(c.kept)
+                )
+            )
+        self.optimizer.checks.clear()
 
     def _max_edits(self) -> int:
         rates = [r for r in self.job.schedule.lr if r is not None]

@@ -5,10 +5,12 @@ layer and `Scorer.rollout` — put together without a run folder: calls go throu
 with the recipe's budget and the model's concurrency, rate limits and retries, report to an
 in-memory sink, and use no response cache, so eval writes nothing and always asks the model.
 
-`plain` is the only harness: exactly the default rollout, with the built-in rollout template
-(the skill as the system message; the task as the user message with the env's answer-format
-line), even when the recipe's `prompts` folder overrides that template for training — the
-point is to check the skill outside skopt's scaffolding.
+Two harnesses:
+- `plain`: exactly the default rollout, with the built-in rollout template (the skill as the
+  system message; the task as the user message with the env's answer-format line), even when
+  the recipe's `prompts` folder overrides that template for training;
+- `deploy`: the skill as a user deploys it (`runtime/harness.py`): the skill and a one-line task
+  statement as the system message, the item's raw input as the user message, no format line.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ from skopt.runtime.errors import (
     ReplayMiss,
 )
 from skopt.runtime.events import CallEvent, ListSink
+from skopt.runtime.harness import deploy_task
 from skopt.runtime.ledger import Ledger
 from skopt.runtime.scoring import Scorer
 
-HARNESSES = ("plain",)
+HARNESSES = ("plain", "deploy")
 SPLITS = ("test", "valid", "train")
 PHASE = "eval"  # the phase name eval's calls carry in their events
 
@@ -68,7 +71,7 @@ class Evaluation:
 def evaluate(plan: Plan, skill: str, split: str = "test", harness: str = "plain") -> Evaluation:
     """Roll `skill` out on `split` with the plan's target model and score it with its env."""
     if harness not in HARNESSES:
-        raise CannotEvaluate(f"unknown harness {harness!r} (the only one is plain)")
+        raise CannotEvaluate(f"unknown harness {harness!r} (plain or deploy)")
     if split not in SPLITS:
         raise CannotEvaluate(f"unknown split {split!r} (test, valid or train)")
     if len(plan.jobs) != 1:
@@ -78,15 +81,17 @@ def evaluate(plan: Plan, skill: str, split: str = "test", harness: str = "plain"
     train = plan.jobs[0].train
     target = next(m for m in plan.models if m.name == train.target)
     settings = next(e for e in plan.envs if e.name == train.env)
+    deploy = harness == "deploy"
     try:
         items = load_splits(settings).get(split)
-        env = env_for(settings)
+        env = env_for(settings.model_copy(update={"strict_format": False}) if deploy else settings)
     except (DataError, EnvLoadError) as exc:
         raise CannotEvaluate(str(exc)) from None
     if not items:
         raise CannotEvaluate(f"the {split} split of env '{settings.name}' has no items")
     sink = ListSink()
-    hard, soft = asyncio.run(_score(plan, target, env, skill, items, sink))
+    task = deploy_task(settings) if deploy else None
+    hard, soft = asyncio.run(_score(plan, target, env, skill, items, sink, task))
     calls = [e for e in sink.events if isinstance(e, CallEvent)]
     paid = [e for e in calls if not e.cache_hit]
     return Evaluation(
@@ -102,12 +107,18 @@ def evaluate(plan: Plan, skill: str, split: str = "test", harness: str = "plain"
         calls=len(calls),
         cache_hits=len(calls) - len(paid),
         usd=None if any(e.usd is None for e in paid) else sum(e.usd or 0.0 for e in paid),
-        notes=_notes(train.prompts),
+        notes=_notes(train.prompts) if not deploy else [f"task statement: {task}"],
     )
 
 
 async def _score(
-    plan: Plan, target: ModelSettings, env: Env, skill: str, items: list[Item], sink: ListSink
+    plan: Plan,
+    target: ModelSettings,
+    env: Env,
+    skill: str,
+    items: list[Item],
+    sink: ListSink,
+    task: str | None,
 ) -> tuple[float, float]:
     try:
         backend: Backend = backend_for(target)
@@ -116,7 +127,8 @@ async def _score(
     layer = CallLayer(
         {target.name: target}, {target.name: backend}, Ledger(plan.budget), sink, cache=None
     )
-    scorer = Scorer(layer, env, target.name, prompts=None)  # plain: the built-in template
+    # plain: the built-in template; deploy: runtime/harness.py
+    scorer = Scorer(layer, env, target.name, prompts=None, deploy_task=task)
     try:
         trajectories = await scorer.rollout(skill, items, PHASE, remember=False)
     except (CallFailed, BudgetExhausted, ReplayMiss) as exc:

@@ -132,6 +132,24 @@ class EditsProposed(Event):
     rewrite: str | None = None
 
 
+class EditFinding(Record):
+    edit: EditRecord
+    problems: list[str]  # none: usable
+
+
+class EditsChecked(Event):
+    """One reflection's edits checked against the skill and its evidence (runtime/edit_checks.py):
+    `first` as proposed; `second` as proposed again when the reflection was asked with the
+    problems listed (None: not asked, or its answer was not usable); `kept` the usable ones."""
+
+    kind: Literal["edits_checked"] = "edits_checked"
+    step: int
+    source: Literal["failures", "successes"]
+    first: list[EditFinding]
+    second: list[EditFinding] | None = None
+    kept: int
+
+
 class CandidateBuilt(Event):
     """The step's candidate skill: the selected edits applied (each with its outcome), or a
     rewrite; `candidate` None when nothing changed or the candidate was refused."""

@@ -1,9 +1,12 @@
 """The validation gate: does a candidate skill beat the current one, honestly?
 
 Scores are per item (hard, soft), averaged over the gate items and their repeats. The metric
-is `hard`, `soft` or `mixed(w)` = w·hard + (1-w)·soft. A candidate is accepted only if it beats
-the current score by more than `min_delta` (strictly), and with `no_regression`, only if no
-item that passed with the current skill fails with the candidate.
+is `hard`, `soft` or `mixed(w)` = w·hard + (1-w)·soft. A candidate is accepted only if
+- it beats the current score by more than `min_delta` (strictly);
+- its gain is unlikely to be luck: item by item (repeats averaged), the items it fixes against
+  the items it breaks pass the sign test at the gate's `confidence` (compiler/gate_bound.py);
+- with `no_regression`, no item that passed with the current skill fails with the candidate.
+The reason says which of these decided, with the items fixed and broken.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from skopt.compiler.gate_bound import believed, fewest_fixes, luck
 from skopt.compiler.plan import GateSettings
 from skopt.runtime.events import GateResult
 
@@ -20,14 +24,37 @@ Scores = Mapping[str, tuple[float, float]]  # item key -> (hard, soft)
 def metric(scores: Scores, gate: GateSettings) -> float:
     if not scores:
         return 0.0
-    hard = sum(h for h, _ in scores.values()) / len(scores)
-    soft = sum(s for _, s in scores.values()) / len(scores)
+    return sum(_value(h, s, gate) for h, s in scores.values()) / len(scores)
+
+
+def _value(hard: float, soft: float, gate: GateSettings) -> float:
     if gate.metric == "hard":
         return hard
     if gate.metric == "soft":
         return soft
     w = gate.mixed_weight if gate.mixed_weight is not None else 0.5
     return w * hard + (1 - w) * soft
+
+
+def fixed_and_broken(current: Scores, candidate: Scores, gate: GateSettings) -> tuple[int, int]:
+    """How many gate items the candidate scores higher and lower on than the current skill, each
+    item's repeats (keys `ID#R`) averaged into one value."""
+    before, after = _per_item(current, gate), _per_item(candidate, gate)
+    changes = [after[item] - before[item] for item in after.keys() & before.keys()]
+    return sum(d > _TIE for d in changes), sum(d < -_TIE for d in changes)
+
+
+_TIE = 1e-9
+
+
+def _per_item(scores: Scores, gate: GateSettings) -> dict[str, float]:
+    values: dict[str, list[float]] = {}
+    for key, (hard, soft) in scores.items():
+        item, _, repeat = key.rpartition("#")
+        values.setdefault(item if item and repeat.isdigit() else key, []).append(
+            _value(hard, soft, gate)
+        )
+    return {item: sum(v) / len(v) for item, v in values.items()}
 
 
 @dataclass(frozen=True)
@@ -53,11 +80,28 @@ class Decision:
 def decide(current: Scores, candidate: Scores, gate: GateSettings) -> Decision:
     before, after = metric(current, gate), metric(candidate, gate)
     regressions = tuple(k for k, (h, _) in candidate.items() if h < 1 <= current.get(k, (0, 0))[0])
+    fixed, broken = fixed_and_broken(current, candidate, gate)
+    tally = f"{fixed} fixed, {broken} broken"
     if after <= before + gate.min_delta:
-        reason = f"{after:.4f} does not beat {before:.4f} by more than {gate.min_delta:g}"
+        reason = f"{after:.4f} does not beat {before:.4f} by more than {gate.min_delta:g} ({tally})"
+        return Decision(False, before, after, reason, regressions)
+    if not believed(fixed, broken, gate.confidence):
+        reason = (
+            f"{after:.4f} beats {before:.4f}, but {tally} is luck with "
+            f"{_p(luck(fixed, broken))} (confidence {gate.confidence:.0%} needs p ≤ "
+            f"{1 - gate.confidence:.3f}: at least {fewest_fixes(gate.confidence)} fixed "
+            "with none broken)"
+        )
         return Decision(False, before, after, reason, regressions)
     if gate.no_regression and regressions:
         return Decision(
             False, before, after, f"{len(regressions)} passing items now fail", regressions
         )
-    return Decision(True, before, after, f"{after:.4f} beats {before:.4f}", regressions)
+    odds = f", {_p(luck(fixed, broken))}" if gate.confidence > 0 else ""
+    return Decision(
+        True, before, after, f"{after:.4f} beats {before:.4f} ({tally}{odds})", regressions
+    )
+
+
+def _p(p: float) -> str:
+    return f"p = {p:.3f}" if p >= 0.001 else "p < 0.001"

@@ -23,6 +23,7 @@ from skopt.runtime.events import (
     CallEvent,
     CandidateBuilt,
     EarlyStop,
+    EditsChecked,
     EditsProposed,
     EpochBoundary,
     Event,
@@ -46,6 +47,7 @@ AnyEvent = Annotated[
     | CallEvent
     | OptimizerAnswer
     | EditsProposed
+    | EditsChecked
     | CandidateBuilt
     | BaselineScored
     | GateDecided

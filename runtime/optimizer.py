@@ -1,14 +1,18 @@
 """The optimizer's calls, one method per purpose: each renders its template, asks for JSON,
-and turns the answer into typed values. Unusable answers become "nothing" and are recorded."""
+and turns the answer into typed values. Unusable answers become "nothing" and are recorded.
+A reflection's edits are checked against the skill and its evidence (`edit_checks`); when some
+are unusable, the reflection is asked once more with the problems listed, and what is still
+unusable is dropped (`checks` keeps both rounds for the journal)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from skopt.prompts import render
 from skopt.runtime.calls import CallLayer
+from skopt.runtime.edit_checks import Finding, check, reask_text, usable
 from skopt.runtime.edits import Edit
 from skopt.runtime.events import OptimizerAnswer
 from skopt.runtime.request import Message, Request
@@ -42,6 +46,19 @@ class Record:
         return OptimizerAnswer(step=step, **fields)
 
 
+@dataclass(frozen=True)
+class Checked:
+    """One reflection's edits as checked, and, when it was asked again, the second answer's."""
+
+    source: str
+    first: list[Finding]
+    second: list[Finding] | None  # None: not asked again, or its answer was not usable
+
+    @property
+    def kept(self) -> list[Edit]:
+        return usable(self.second if self.second is not None else self.first)
+
+
 @dataclass
 class Patch:
     source: str  # "failures" or "successes"
@@ -59,12 +76,21 @@ def edit_json(edit: Edit, index: int | None = None) -> dict[str, object]:
 
 
 def trajectory_json(t: Trajectory) -> dict[str, object]:
-    return {
+    """A trajectory as evidence: what was asked, said and expected, and for a failure whether
+    the format or the content failed, with the answer read when it is not the whole output."""
+    evidence: dict[str, object] = {
         "input": t.item.input,
         "output": t.output,
         "expected": list(t.item.answers),
         "score": t.hard,
     }
+    if t.answer != t.output.strip():
+        evidence["extracted"] = t.answer
+    if not t.followed:
+        evidence["format"] = "not followed" + ("" if not t.answer else ": answer read anyway")
+    if not t.passed:
+        evidence["failure"] = "content" if t.answer else "format: no answer could be read"
+    return evidence
 
 
 def parse_edits(value: object) -> list[Edit]:
@@ -118,17 +144,18 @@ class Optimizer:
     def __init__(self, layer: CallLayer, model: str, prompts: str | None) -> None:
         self.layer, self.model, self.prompts = layer, model, prompts
         self.records: list[Record] = []
+        self.checks: list[Checked] = []
 
     async def _ask(self, template: str, phase: str, evidence: object, **values: object) -> object:
-        prompt = render(
-            template,
-            self.prompts,
-            evidence=one_per_line(evidence),
-            **values,
-        )
-        request = Request(self.model, (Message("user", prompt),), "optimizer", phase)
+        request = self._request(template, phase, evidence, **values)
+        return (await self._answer(request, template.removesuffix(".j2"))).value
+
+    def _request(self, template: str, phase: str, evidence: object, **values: object) -> Request:
+        prompt = render(template, self.prompts, evidence=one_per_line(evidence), **values)
+        return Request(self.model, (Message("user", prompt),), "optimizer", phase)
+
+    async def _answer(self, request: Request, task: str) -> Structured:
         answer: Structured = await ask_json(self.layer, request)
-        task = template.removesuffix(".j2")
         self.records.append(
             Record(
                 task,
@@ -139,13 +166,13 @@ class Optimizer:
                 answer.answers,
             )
         )
-        return answer.value
+        return answer
 
     async def reflect(
         self, skill: str, batch: Sequence[Trajectory], kind: str, max_edits: int, memory: Memory
     ) -> Patch:
         evidence = {"trajectories": [trajectory_json(t) for t in batch]}
-        value = await self._ask(
+        request = self._request(
             "reflect.j2",
             "reflect",
             evidence,
@@ -154,7 +181,21 @@ class Optimizer:
             max_edits=max_edits,
             **asdict(memory),
         )
-        return Patch(kind, parse_edits(value)[:max_edits])
+        answer = await self._answer(request, "reflect")
+        first = check(parse_edits(answer.value)[:max_edits], skill, batch)
+        second = None
+        if any(f.problems for f in first):
+            said = Message("assistant", answer.raw)
+            again = replace(
+                request,
+                messages=(*request.messages, said, Message("user", reask_text(first, max_edits))),
+            )
+            value = (await self._answer(again, "reflect_recheck")).value
+            if value is not None:
+                second = check(parse_edits(value)[:max_edits], skill, batch)
+        checked = Checked(kind, first, second)
+        self.checks.append(checked)
+        return Patch(kind, checked.kept)
 
     async def reflect_full(
         self, skill: str, batch: Sequence[Trajectory], kind: str, memory: Memory

@@ -15,6 +15,7 @@ from skopt.compiler.dataset import Item
 from skopt.prompts import rollout_user
 from skopt.runtime.calls import CallLayer, gathered
 from skopt.runtime.envs import Env
+from skopt.runtime.harness import deploy_messages
 from skopt.runtime.request import Message, Request
 
 
@@ -30,6 +31,7 @@ class Trajectory:
     answer: str
     hard: float
     soft: float
+    followed: bool = True  # the output gave its answer in the stated format
 
     @property
     def key(self) -> str:
@@ -48,6 +50,7 @@ class Trajectory:
             "answer": self.answer,
             "hard": self.hard,
             "soft": self.soft,
+            "followed": self.followed,
         }
 
 
@@ -59,12 +62,15 @@ class Scorer:
         target: str,
         prompts: str | None,
         env_prompt: str | None = None,
+        deploy_task: str | None = None,  # set: the deploy harness (runtime/harness.py)
     ) -> None:
         self.layer, self.env, self.target, self.prompts = layer, env, target, prompts
-        self.env_prompt = env_prompt
+        self.env_prompt, self.deploy_task = env_prompt, deploy_task
         self._seen: dict[tuple[str, str, int], Trajectory] = {}
 
     def messages(self, skill: str, item: Item) -> tuple[Message, ...]:
+        if self.deploy_task is not None:
+            return deploy_messages(skill, item, self.deploy_task)
         user = rollout_user(
             item.input, item.context, self.env.answer_format, self.prompts, self.env_prompt
         )
@@ -87,7 +93,9 @@ class Scorer:
         request = Request(self.target, self.messages(skill, item), "target", phase, sample=repeat)
         completion = await self.layer.call(request)
         score = self.env.score(item, completion.text)
-        trajectory = Trajectory(item, repeat, completion.text, score.answer, score.hard, score.soft)
+        trajectory = Trajectory(
+            item, repeat, completion.text, score.answer, score.hard, score.soft, score.followed
+        )
         self._seen[key] = trajectory
         return trajectory
 

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from skopt.compiler.cost import add
+from skopt.compiler.gate_bound import fewest_fixes
 from skopt.compiler.night_calls import split_sizes
 from skopt.compiler.plan import (
     PHASE_ORDER,
@@ -102,6 +103,22 @@ def _env_line(e: EnvSettings) -> str:
     )
 
 
+def _gate_bound(job: Job) -> str:
+    """The smallest gain the gate can accept, at its confidence and on its items."""
+    g = job.train.gate
+    size = getattr(job.splits, g.split)
+    items = min(g.samples, size) if g.samples else size
+    fewest = fewest_fixes(g.confidence)
+    if not fewest:
+        return f"gate confidence off: any gain above min_delta on {items} items is accepted"
+    if fewest > items:
+        return f"gate confidence {g.confidence:.0%}: no gain on {items} items can be accepted"
+    return (
+        f"gate confidence {g.confidence:.0%}: the smallest gain it accepts is {fewest} of "
+        f"{items} items fixed with none broken (+{fewest / items:.1%})"
+    )
+
+
 def _job_lines(job: Job, budget: Budget) -> list[str]:
     t = job.train
     g = t.gate
@@ -121,6 +138,7 @@ def _job_lines(job: Job, budget: Budget) -> list[str]:
         + (f"({g.mixed_weight:g})" if g.mixed_weight is not None else "")
         + f", samples {g.samples or 'all'}, repeats {g.repeats}, min_delta {g.min_delta:g}"
         + f", no_regression {_on(g.no_regression)}",
+        "  " + _gate_bound(job),
         f"  slow_update: {slow} · meta_skill {_on(t.meta_skill)} · test {_on(t.test)}"
         f" · seed {t.seed}",
         "",

@@ -1,12 +1,17 @@
 """Environments: how the target's output on an item is scored (SPEC §2.4 `env`, §5.1).
 
 This package owns the contract every env kind meets: `Env` (a name, the answer format the
-rollout prompt states, and `score`), the `Score` it returns, `extract` (the answer out of an
-output, per answer format) and `env_for`, which builds the env a compiled `EnvSettings` names.
+rollout prompt states, and `score`), the `Score` it returns, `read` (the answer out of an
+output, per answer format, and whether the output followed that format) and `env_for`, which
+builds the env a compiled `EnvSettings` names.
 One module per kind: `qa`, `classify`, `math`, `synthetic`, `python_env` (a user's own env).
 
 The answer format belongs to the env, never to the skill: the rollout template states it in the
-user message and `extract` reads it back. Scoring never raises on any model output.
+user message and `read` reads it back. An output that ignores the format is not wrong for
+that alone: without `strict_format`, an output with no complete <answer> tag is read from its
+last non-blank line (as SkillOpt does), and the score records that the format was not followed,
+so that the optimizer's evidence tells a failure of format from one of content. Scoring never
+raises on any model output.
 """
 
 from __future__ import annotations
@@ -31,12 +36,14 @@ _CLOSE = re.compile(r"</answer\s*>", re.IGNORECASE | re.ASCII)
 @dataclass(frozen=True, slots=True)
 class Score:
     """One output's score. `hard` is pass/fail (0 or 1), `soft` partial credit in [0, 1],
-    `answer` what was extracted from the output, `error` why a user env could not score it."""
+    `answer` what was extracted from the output, `followed` whether the output gave it in the
+    stated answer format, `error` why a user env could not score it."""
 
     hard: float
     soft: float
     answer: str
     error: str | None = None
+    followed: bool = True
 
     def __post_init__(self) -> None:
         if self.hard not in (0.0, 1.0):
@@ -62,11 +69,27 @@ class EnvLoadError(Exception):
     The message names the env and, for `python(...)`, the entry."""
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """An output's answer, and whether the output gave it in the stated format."""
+
+    answer: str
+    followed: bool
+
+
+def read(output: str, answer_format: str, strict: bool) -> Reading:
+    """The answer in a model output (`extract`); with `tag` and no complete tag, `strict` reads
+    nothing and lenient reading takes the last non-blank line. Either way: not followed."""
+    if answer_format == "tag" and _last_tagged(output) is None:
+        return Reading("" if strict else _last_line(output), False)
+    return Reading(extract(output, answer_format), True)
+
+
 def extract(output: str, answer_format: str) -> str:
     """The answer in a model output: `tag` the content of the last complete <answer>…</answer>
     ("" without one), `last_line` the last non-blank line, `raw` the whole output; stripped."""
     if answer_format == "tag":
-        return _last_tagged(output)
+        return _last_tagged(output) or ""
     if answer_format == "last_line":
         return _last_line(output)
     if answer_format == "raw":
@@ -74,16 +97,17 @@ def extract(output: str, answer_format: str) -> str:
     raise ValueError(f"unknown answer format {answer_format!r} (expected tag, last_line or raw)")
 
 
-def _last_tagged(output: str) -> str:
+def _last_tagged(output: str) -> str | None:
+    """The last complete tag's content; None without one."""
     # Linear on any input: a regex like <answer>(.*?)</answer> is quadratic on many open tags.
     closes = [m.start() for m in _CLOSE.finditer(output)]
     if not closes:
-        return ""
+        return None
     for opening in reversed(list(_OPEN.finditer(output))):
         after = bisect_left(closes, opening.end())
         if after < len(closes):
             return output[opening.end() : closes[after]].strip()
-    return ""
+    return None
 
 
 def _last_line(output: str) -> str:
@@ -126,8 +150,10 @@ __all__ = [
     "ANSWER_FORMATS",
     "Env",
     "EnvLoadError",
+    "Reading",
     "Score",
     "check_metric",
     "env_for",
     "extract",
+    "read",
 ]

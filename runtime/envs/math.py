@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from skopt.compiler.dataset import Item
 from skopt.compiler.plan import EnvSettings
-from skopt.runtime.envs import Score, check_metric, extract
+from skopt.runtime.envs import Score, check_metric, read
 
 METRICS = ("numeric",)
 DEFAULT_TOL = 1e-6
@@ -33,12 +33,13 @@ class MathEnv:
     name: str
     answer_format: str
     tol: float
+    strict: bool
 
     def score(self, item: Item, output: str) -> Score:
-        answer = extract(output, self.answer_format)
-        value = last_number(answer)
+        reading = read(output, self.answer_format, self.strict)
+        value = last_number(reading.answer)
         hard = float(value is not None and any(self._equal(value, g) for g in item.answers))
-        return Score(hard, hard, answer)
+        return Score(hard, hard, reading.answer, followed=reading.followed)
 
     def _equal(self, value: float, gold: str) -> bool:
         expected = last_number(gold)
@@ -74,4 +75,4 @@ def _plain(digits: str) -> str:
 def build(settings: EnvSettings) -> MathEnv:
     check_metric(settings, METRICS)
     tol = settings.metric_args.get("tol", DEFAULT_TOL)
-    return MathEnv(settings.name, settings.answer_format, tol)
+    return MathEnv(settings.name, settings.answer_format, tol, settings.strict_format)

@@ -21,7 +21,7 @@ from types import ModuleType
 
 from skopt.compiler.dataset import Item
 from skopt.compiler.plan import EnvSettings
-from skopt.runtime.envs import ANSWER_FORMATS, EnvLoadError, Score, extract
+from skopt.runtime.envs import ANSWER_FORMATS, EnvLoadError, Score, read
 
 UserScore = Callable[[Item, str], object]
 MAX_ERROR_CHARS = 300
@@ -35,12 +35,13 @@ class PythonEnv:
     user_score: UserScore
 
     def score(self, item: Item, output: str) -> Score:
-        answer = extract(output, self.answer_format)
+        reading = read(output, self.answer_format, strict=False)  # the user scores the output
         try:
             hard, soft = _hard_soft(self.user_score(item, output))
         except Exception as exc:
-            return Score(0.0, 0.0, answer, error=f"{self.entry}: {_describe(exc)}")
-        return Score(hard, soft, answer)
+            error = f"{self.entry}: {_describe(exc)}"
+            return Score(0.0, 0.0, reading.answer, error=error, followed=reading.followed)
+        return Score(hard, soft, reading.answer, followed=reading.followed)
 
 
 def _hard_soft(result: object) -> tuple[float, float]:

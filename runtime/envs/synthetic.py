@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from skopt.compiler.dataset import Item
 from skopt.compiler.plan import EnvSettings
-from skopt.runtime.envs import Score, check_metric, extract
+from skopt.runtime.envs import Score, check_metric, read
 
 METRICS = ("exact",)
 
@@ -18,13 +18,14 @@ METRICS = ("exact",)
 class SyntheticEnv:
     name: str
     answer_format: str
+    strict: bool
 
     def score(self, item: Item, output: str) -> Score:
-        answer = extract(output, self.answer_format)
-        hard = float(bool(answer) and answer in item.answers)
-        return Score(hard, hard, answer)
+        reading = read(output, self.answer_format, self.strict)
+        hard = float(bool(reading.answer) and reading.answer in item.answers)
+        return Score(hard, hard, reading.answer, followed=reading.followed)
 
 
 def build(settings: EnvSettings) -> SyntheticEnv:
     check_metric(settings, METRICS)
-    return SyntheticEnv(settings.name, settings.answer_format)
+    return SyntheticEnv(settings.name, settings.answer_format, settings.strict_format)

@@ -31,8 +31,13 @@ def test_reflect_splits_failures_and_successes() -> None:
 
 def test_optimizer_maxima_allow_one_reask_per_call() -> None:
     explained = P.explain_step(shape())
-    assert explained["reflect", "optimizer"].max == 2 * 6  # 40 trajectories: at most 6 minibatches
+    # 40 trajectories: at most 6 minibatches, each reflection asked again for its edits
+    # (runtime/edit_checks.py) and each of those two answers asked again for its JSON
+    assert explained["reflect", "optimizer"].max == 2 * 2 * 6
     assert explained["reflect", "optimizer"].min == 5
+    assert explained["select", "optimizer"].max == 2 * 1
+    full = P.explain_step(shape(7, "full_rewrite"))  # whole skills are not edit-checked
+    assert full["reflect", "optimizer"].max == 2 * full["reflect", "optimizer"].expected
 
 
 def test_explain_step_covers_every_outcome() -> None:

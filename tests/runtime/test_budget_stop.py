@@ -21,7 +21,7 @@ from skopt.runtime.run import resume, start
 from tests.conftest import RECIPES, call_events
 
 PRICED = ["sim.price.input=$1", "sim.price.output=$2"]  # the simulator is free otherwise
-DONE_STEPS = 3  # the budgets below pay for the baseline, the final test and three steps
+DONE_STEPS = 2  # the budgets below pay for the baseline, the final test and two steps
 
 
 def demo(*sets: str) -> Plan:
@@ -46,13 +46,13 @@ def amount(worst: budgets.Worst, kind: str) -> float:
     return float({"calls": worst.calls, "tokens": worst.tokens, "usd": worst.usd}[kind])
 
 
-def three_steps_and_a_half(job: Job, plan: Plan, kind: str) -> tuple[str, float]:
+def two_steps_and_a_half(job: Job, plan: Plan, kind: str) -> tuple[str, float]:
     """A limit (as a --set flag, and its value) that pays the worst case of the baseline, the
-    final test and 3.5 steps."""
+    final test and 2.5 steps."""
     by_step = worst_by_step(job, plan)
     last = job.schedule.total_steps + 1
-    paid = by_step[0] + by_step[last] + sum((by_step[s] for s in (1, 2, 3)), budgets.Worst())
-    value = amount(paid, kind) + amount(by_step[4], kind) / 2
+    paid = by_step[0] + by_step[last] + sum((by_step[s] for s in (1, 2)), budgets.Worst())
+    value = amount(paid, kind) + amount(by_step[3], kind) / 2
     flag = f"budget.usd=${value:.6f}" if kind == "usd" else f"budget.{kind}={int(value)}"
     return flag, round(value, 6) if kind == "usd" else int(value)
 
@@ -96,7 +96,7 @@ def test_each_kind_of_budget_stops_before_a_step_and_still_scores_the_test(
     tmp_path: Path, kind: str
 ) -> None:
     plan = demo()
-    flag, limit = three_steps_and_a_half(plan.jobs[0], plan, kind)
+    flag, limit = two_steps_and_a_half(plan.jobs[0], plan, kind)
     stopped = demo(flag)
     job = stopped.jobs[0]
     assert job.verdict is not None and job.verdict.covered_steps == DONE_STEPS
@@ -129,7 +129,7 @@ def test_a_time_budget_stops_before_a_step_and_still_scores_the_test(tmp_path: P
 
 
 def test_a_budget_stopped_run_resumes_to_the_same_stop(tmp_path: Path) -> None:
-    plan = demo(three_steps_and_a_half(demo().jobs[0], demo(), "calls")[0])
+    plan = demo(two_steps_and_a_half(demo().jobs[0], demo(), "calls")[0])
     folder = tmp_path / "run"
     assert start(plan, RunFolder(folder)).exit is Exit.BUDGET
     before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from skopt.compiler.dataset import Item
 from skopt.compiler.plan import EnvSettings
-from skopt.runtime.envs import Env, EnvLoadError, Score, env_for, extract
+from skopt.runtime.envs import Env, EnvLoadError, Score, env_for, extract, read
 from skopt.runtime.envs.math import last_number
 from skopt.runtime.envs.python_env import PythonEnv
 
@@ -36,6 +36,8 @@ def env_settings(kind: str = "qa", metric: str = "f1", **overrides: Any) -> EnvS
         "limit": {},
         "prompt": None,
         "answer_format": "raw",
+        "strict_format": False,
+        "task": None,
         "timeout_s": 120.0,
         "workers": 8,
     }
@@ -140,7 +142,15 @@ def test_qa_scores_the_extracted_answer() -> None:
     env = env_for(env_settings("qa", "exact", answer_format="tag"))
     score = env.score(item("Paris"), "Paris? No: <answer>Lyon</answer> <answer> Paris </answer>")
     assert score == Score(1.0, 1.0, "Paris")
-    assert env.score(item("Paris"), "Paris").hard == 0.0  # no tag, no answer
+
+
+def test_an_output_without_the_tag_is_read_from_its_last_line_and_marked() -> None:
+    lenient = env_for(env_settings("qa", "exact", answer_format="tag"))
+    strict = env_for(env_settings("qa", "exact", answer_format="tag", strict_format=True))
+    output = "Let me think.\n\nParis\n"
+    assert lenient.score(item("Paris"), output) == Score(1.0, 1.0, "Paris", followed=False)
+    assert strict.score(item("Paris"), output) == Score(0.0, 0.0, "", followed=False)
+    assert lenient.score(item("Paris"), "<answer></answer>\nParis") == Score(0.0, 0.0, "")
 
 
 # -- classify ---------------------------------------------------------------------------------
@@ -154,7 +164,10 @@ CLASSIFY = [
     ("surrounding-punct", LABELS, '**"Negative."**', "negative", 1.0),
     ("wrong-label", LABELS, "negative", "positive", 0.0),
     ("unknown-label", LABELS, "mixed", "mixed", 0.0),
-    ("label-inside-sentence", LABELS, "It is positive", "positive", 0.0),
+    ("label-inside-sentence", LABELS, "It is positive.", "positive", 1.0),
+    ("two-labels-named", LABELS, "positive or negative", "positive", 0.0),
+    ("label-as-part-of-a-word", LABELS, "positively", "positive", 0.0),
+    ("undeclared-inside-sentence", None, "It is spam", "spam", 0.0),  # gold is never searched
     ("inner-punct-kept", ["non-toxic", "toxic"], "non toxic", "non-toxic", 0.0),
     ("inner-punct-matches", ["non-toxic", "toxic"], "Non-Toxic!", "non-toxic", 1.0),
     ("empty", LABELS, "", "positive", 0.0),
@@ -170,6 +183,18 @@ CLASSIFY = [
 def test_classify(labels: list[str] | str | None, answer: str, gold: str, hard: float) -> None:
     env = env_for(env_settings("classify", "accuracy", labels=labels))
     assert scored(env, answer, gold) == (hard, hard)
+
+
+def test_classify_reads_a_bare_label_and_strict_does_not() -> None:
+    fmt = {"labels": LABELS, "answer_format": "tag"}
+    lenient = env_for(env_settings("classify", "accuracy", **fmt))
+    strict = env_for(env_settings("classify", "accuracy", strict_format=True, **fmt))
+    gold = item("negative")
+    assert lenient.score(gold, "negative") == Score(1.0, 1.0, "negative", followed=False)
+    assert lenient.score(gold, "Hmm.\nThe queue: Negative!\nThanks").hard == 1.0  # one label
+    assert lenient.score(gold, "<answer>surely negative</answer>").hard == 1.0
+    assert strict.score(gold, "negative") == Score(0.0, 0.0, "", followed=False)
+    assert strict.score(gold, "<answer>surely negative</answer>").hard == 0.0
 
 
 # -- math -------------------------------------------------------------------------------------
@@ -454,7 +479,8 @@ OUTPUTS = st.one_of(
 )
 GOLDS = st.lists(st.one_of(st.text(max_size=12), OUTPUT_PIECES), max_size=3).map(tuple)
 ALL_ENVS = [
-    env_settings(kind, metric, answer_format=fmt, labels=["positive", "-"])
+    env_settings(kind, metric, answer_format=fmt, labels=["positive", "-"], strict_format=strict)
+    for strict in (False, True)
     for kind, metric in [
         ("qa", "exact"),
         ("qa", "f1"),
@@ -473,7 +499,10 @@ def test_scoring_never_raises(settings_: EnvSettings, output: str, golds: tuple[
     score = env_for(settings_).score(item(*golds), output)
     assert score.hard in (0.0, 1.0)
     assert 0.0 <= score.soft <= 1.0
-    assert score.answer == extract(output, settings_.answer_format)
+    reading = read(output, settings_.answer_format, settings_.strict_format)
+    assert score.followed == reading.followed
+    if settings_.kind != "classify":  # which may find a label in the output
+        assert score.answer == reading.answer
 
 
 @pytest.mark.parametrize(

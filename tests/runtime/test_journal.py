@@ -24,8 +24,8 @@ from tests.ui.invoke import run
 
 TRAINING_KINDS = {
     "run_started", "run_finished", "phase_started", "phase_finished", "call", "optimizer_answer",
-    "edits_proposed", "candidate_built", "baseline", "gate_decided", "step_finished",
-    "epoch_boundary", "final_test",
+    "edits_checked", "edits_proposed", "candidate_built", "baseline", "gate_decided",
+    "step_finished", "epoch_boundary", "final_test",
 }  # fmt: skip
 
 

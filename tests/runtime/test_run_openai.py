@@ -3,7 +3,8 @@
 The server plays both roles, deterministically. As the target (no <task> tag) it spells a word
 backwards only when its system message (the skill) states RULE, and otherwise repeats the word
 (right for palindromes only). As the optimizer it reads the prompt's <task> and <evidence> and
-answers the JSON that task asks for: reflect proposes RULE (then DISTRACTOR), merge takes the
+answers the JSON that task asks for: reflect proposes RULE (then DISTRACTOR, then SPARES: those
+the skill does not have yet, as a sensible optimizer would), merge takes the
 union, select picks the first, and so on. So a working run learns RULE and its test score rises.
 
 The second test makes the server answer garbage (and garbage again when re-asked) to one
@@ -33,6 +34,7 @@ pytestmark = pytest.mark.usefixtures("key")
 
 RULE = "To spell a word backwards, write its letters in reverse order."
 DISTRACTOR = "Keep every answer short."
+SPARES = ("Answer in lower case.", "Use no punctuation.")
 GARBAGE = "Sorry, I would rather not say. GARBAGE-7f3a"
 SKILL = "# Word games\n\nAnswer each question briefly.\n"
 _WORDS = """
@@ -80,7 +82,8 @@ def optimizer(task: str, prompt_text: str) -> dict[str, Any]:
     prompt = read_prompt(prompt_text)
     if task == "reflect":
         limit = re.search(r"Propose at most (\d+) edits", prompt_text)
-        return {"edits": [_add(RULE), _add(DISTRACTOR)][: int(limit.group(1)) if limit else 2]}
+        fresh = [_add(e) for e in (RULE, DISTRACTOR, *SPARES) if e not in prompt.skill]
+        return {"edits": fresh[: int(limit.group(1)) if limit else 2]}
     if task == "merge":
         union: dict[str, dict[str, Any]] = {}
         for patch in prompt.items("patches"):
@@ -308,3 +311,52 @@ def test_garbage_from_the_optimizer_is_recorded_never_fatal(
     summary = ran.json("summary.json")
     assert summary["steps"] == 6
     assert GARBAGE not in json.dumps(summary)
+
+
+# -- edits checked after reflection, and the reflection asked again ------------------------
+
+BAD_ANCHOR = "Spell the word 'apple' backwards."  # a task's input, not text of the skill
+
+
+def rechecking(seen: Seen) -> bytes:
+    """Reflect proposes a `replace` whose anchor is not in the skill; asked again with the
+    problem named, it proposes RULE."""
+    body = seen.body
+    if task_of(body) != "reflect":
+        return answering()(seen)
+    again = len(body["messages"]) > 1
+    edit = _add(RULE) if again else {**_add(RULE), "op": "replace", "anchor": BAD_ANCHOR}
+    return openai_completion(json.dumps({"edits": [edit]}), 50, 10, body.get("model", "m"))
+
+
+def test_an_unusable_edit_is_named_and_asked_again(tmp_path: Path, server: ScriptedServer) -> None:
+    serve(server, rechecking)
+    ran = run(recipe(tmp_path, server.openai_url, reflect="failures"), tmp_path / "run")
+    assert ran.exit_code == 0, ran.output
+    assert RULE in (ran.folder / "best_skill.md").read_text()
+
+    checked = [e for e in journal(ran.folder) if e["kind"] == "edits_checked"]
+    assert checked, "no reflection was checked"
+    first = checked[0]
+    (finding,) = first["first"]
+    assert finding["edit"]["anchor"] == BAD_ANCHOR
+    assert finding["problems"] == [
+        f'it cannot be applied to the skill "{BAD_ANCHOR}": anchor not found'
+    ]
+    assert first["second"] == [{"edit": {**finding["edit"], "op": "add", "anchor": None},
+                                "problems": []}]  # fmt: skip
+    assert first["kept"] == 1
+
+    asked_again = [r.body["messages"] for r in server.requests if len(r.body["messages"]) == 3]
+    assert asked_again, "the reflection was not asked again"
+    user, said, problems = asked_again[0]
+    assert user["role"] == "user" and said["role"] == "assistant" and BAD_ANCHOR in said["content"]
+    assert problems["role"] == "user"
+    assert f'- edit 1: it cannot be applied to the skill "{BAD_ANCHOR}"' in problems["content"]
+    tasks = [e["task"] for e in journal(ran.folder) if e["kind"] == "optimizer_answer"]
+    assert "reflect_recheck" in tasks
+
+
+def journal(folder: Path) -> list[dict[str, Any]]:
+    lines = (folder / "events.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]

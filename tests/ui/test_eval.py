@@ -68,7 +68,7 @@ def test_usage_and_recipe_errors_exit_2(tmp_path: Path) -> None:
     skill.write_text(SKILL)
     assert run("eval", DEMO, "--skill", str(tmp_path / "none.md"))[0] == 2
     code, _, err = run("eval", DEMO, "--skill", str(skill), "--harness", "fancy")
-    assert code == 2 and "'fancy' is not 'plain'" in err
+    assert code == 2 and "'fancy' is not one of 'plain', 'deploy'" in err
     assert run("eval", DEMO, "--skill", str(skill), "--split", "gate")[0] == 2
     code, _, err = run("eval", DEMO, "--skill", str(skill), "--set", "train.epochs=0")
     assert code == 2 and "--> <command line>" in err
@@ -160,6 +160,35 @@ def test_eval_through_the_openai_sdk(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert user["role"] == "user"
         assert QUESTION.fullmatch(user["content"].split("\n")[0])
         assert user["content"].endswith("Give your final answer inside <answer></answer>.")
+
+
+def answer_bare(seen: Seen) -> bytes:
+    """The right sum, alone on the last line, with no <answer> tag (nothing asked for one)."""
+    return openai_completion(f"Let me add.\n{2 * asked(seen)}", 30, 4, "gpt-test")
+
+
+def test_the_deploy_harness_shows_the_skill_as_deployed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-eval")
+    with ScriptedServer() as server:
+        recipe = sums_recipe(tmp_path, server.openai_url)
+        task = "Add the numbers the user gives."
+        server.script(*[Reply(body=answer_bare) for _ in range(5)])
+        code, out, err = run(
+            "eval", str(recipe), "--skill", str(tmp_path / "skill.md"), "--harness", "deploy",
+            "--json", "--set", f"sums.task={task}", "--set", "sums.strict_format=on",
+        )  # fmt: skip
+        seen = list(server.requests)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["harness"] == "deploy" and result["items"] == len(seen) == 5
+    assert result["hard"] == 1.0  # read from the last line: deploy asks for no format
+    assert f"task statement: {task}" in result["notes"]
+    for request in seen:
+        system, user = request.body["messages"]
+        assert system == {"role": "system", "content": SKILL.rstrip() + "\n\n" + task}
+        assert QUESTION.fullmatch(user["content"])  # the raw input, no answer-format line
 
 
 def test_a_failed_call_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

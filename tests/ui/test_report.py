@@ -108,7 +108,7 @@ def test_actuals_outside_the_plan_are_flagged(copy: Path) -> None:
         "usd": 0.0,
     }
     with (copy / "events.jsonl").open("a") as f:
-        for _ in range(80):
+        for _ in range(200):
             f.write(json.dumps(extra | {"phase": "reflect", "role": "optimizer"}) + "\n")
         f.write(json.dumps(extra | {"phase": "gate", "role": "optimizer"}) + "\n")
         f.write('{"cache_hit": fal')  # a line cut by a kill

@@ -51,7 +51,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo project with a finished run (`run/`) and a finished sweep (`sweep/`)."""
     project = demo_project(tmp_path_factory.mktemp("tui") / "project")
     with contextlib.chdir(project):
-        assert run("run", "demo.skopt", "--out", "run", "--quiet")[0] == 0
+        # seed 5: a run whose best skill takes changes of every kind (an add, a replace, a
+        # slow update's guidance) for the review screen
+        assert run("run", "demo.skopt", "--out", "run", "--quiet", "--set", "train.seed=5")[0] == 0
         assert run("run", "sweep.skopt", "--out", "sweep", "--quiet", "--parallel", "4")[0] == 0
     fixed_times(project / "run")
     for cell in (project / "sweep" / "cells").iterdir():
@@ -163,7 +165,7 @@ def test_q_stops_a_run_of_this_process_resumably(
     project: Path, slow_sim: None, tmp_path: Path
 ) -> None:
     """`skopt run --tui`: q stops the run as Ctrl-C does; --resume then ends it exactly."""
-    plan = compile_recipe("demo.skopt").plan
+    plan = compile_recipe("demo.skopt", ["train.seed=5"]).plan  # as `run/` was made
     assert plan is not None
     source = PushSource(plan)
     runner = Background(lambda: launch_job(plan, Path("cut"), False, lambda *_: source))

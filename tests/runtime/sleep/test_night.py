@@ -36,7 +36,7 @@ def test_a_night_stages_a_gated_proposal_and_never_touches_the_live_file(tmp_pat
     assert live.read_text() == SKILL
 
     m = manifest(night)
-    assert m is not None and m.accepted and m.reason == "1.0000 beats 0.0000"
+    assert m is not None and m.accepted and m.reason == "1.0000 beats 0.0000 (1 fixed, 0 broken)"
     assert m.live == str(live.resolve())
     assert m.live_sha256 == hashlib.sha256(SKILL.encode()).hexdigest()
     assert (m.held_out, m.before, m.after) == (1, 0.0, 1.0)

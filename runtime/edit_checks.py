@@ -1,0 +1,145 @@
+"""Edits checked right after reflection, before they cost a step (docs/decisions.md, "Edits
+checked before they count").
+
+A small optimizer proposes edits that can never help: an anchor that is not in the skill, a
+rule that copies a task's input word for word, an example that maps an answer to an answer
+("billing -> technical") or that contradicts the evidence it was drawn from, text the skill
+already has. Each is found here, against the skill and the trajectories the reflection saw;
+the reflection is asked once more with the problems listed (`Optimizer.reflect`), and what is
+still unusable is dropped. Pure functions.
+
+- Apply rules: each edit is applied alone to the skill (`edits.apply_edits`); one that would be
+  skipped (anchor not found or ambiguous, text already present, a replacement equal to its
+  anchor...) is unusable for that reason.
+- Examples are `A -> B` (also `→`, `=>`) in the content. An example whose left side is an
+  expected answer of the evidence maps an answer to an answer. An example whose left side is
+  found in an input of the evidence (or holds that whole input) must give that input's expected
+  answer; another answer contradicts the evidence.
+- Copies: the content, examples taken out, may not share COPIED_WORDS consecutive words with
+  an input of the evidence: a rule states what to do, an example quotes the input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skopt.runtime.edits import Edit, apply_edits
+from skopt.runtime.envs.text import label_key
+from skopt.runtime.scoring import Trajectory
+
+COPIED_WORDS = 8
+_ARROW = re.compile(r"\s*(?:->|→|=>)\s*")
+_SEGMENTS = re.compile(r"\n|;|(?<=[.!?])\s+(?=[A-Z\"'(])")
+_LEAD = re.compile(
+    r"^\s*(?:[-*]\s+|\d+[.)]\s+)?(?:(?:examples?|e\.g\.|for example)\s*:?\s*)?", re.IGNORECASE
+)
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """The problems of one proposed edit (none: usable)."""
+
+    edit: Edit
+    problems: tuple[str, ...]
+
+
+def check(edits: Sequence[Edit], skill: str, evidence: Sequence[Trajectory]) -> list[Finding]:
+    """Each edit with its problems, in order."""
+    return [Finding(e, tuple(_problems(e, skill, evidence))) for e in edits]
+
+
+def usable(findings: Sequence[Finding]) -> list[Edit]:
+    return [f.edit for f in findings if not f.problems]
+
+
+def reask_text(findings: Sequence[Finding], max_edits: int) -> str:
+    """The message that asks the reflection again, each problem named."""
+    lines = ["Some of your edits cannot be used:"]
+    for number, finding in enumerate(findings, 1):
+        lines += [f"- edit {number}: {problem}" for problem in finding.problems]
+    lines += [
+        "Keep the edits that had no problem. Fix or leave out the others: an anchor is text "
+        'copied exactly from the skill (or use "add" without an anchor), a rule says what to do '
+        "in general, and an example maps a task's input to its expected answer.",
+        f"Reply with JSON only, at most {max_edits} edits: " + '{"edits": [...]}',
+    ]
+    return "\n".join(lines)
+
+
+def _problems(edit: Edit, skill: str, evidence: Sequence[Trajectory]) -> list[str]:
+    found = []
+    outcome = apply_edits(skill, [edit]).outcomes[0]
+    if outcome.status == "skipped":
+        anchor = f' "{_short(edit.anchor)}"' if edit.anchor else ""
+        found.append(f"it cannot be applied to the skill{anchor}: {outcome.reason}")
+    if edit.op == "delete":
+        return found
+    examples, rest = _examples(edit.content)
+    answers = {label_key(a): a for t in evidence for a in t.item.answers if label_key(a)}
+    for left, right in examples:
+        if label_key(left) in answers and not _inputs_with(left, evidence):
+            found.append(
+                f'its example "{_short(left)} -> {_short(right)}" maps an answer to an answer'
+            )
+            continue
+        for t in _inputs_with(left, evidence):
+            if not any(_same_answer(right, gold) for gold in t.item.answers):
+                found.append(
+                    f'its example "{_short(left)} -> {_short(right)}" contradicts the evidence: '
+                    f'the expected answer there is "{_short(t.item.answers[0])}"'
+                )
+                break
+    for t in evidence:
+        if _shares_words(rest, t.item.input):
+            found.append(f'it copies a task\'s input ("{_short(t.item.input)}")')
+            break
+    return found
+
+
+def _examples(content: str) -> tuple[list[tuple[str, str]], str]:
+    """The `A -> B` examples of a content, and the content without them."""
+    examples, rest = [], []
+    for segment in _SEGMENTS.split(content):
+        parts = _ARROW.split(segment, maxsplit=1)
+        if len(parts) == 2:
+            left = _LEAD.sub("", parts[0]).strip(" \"'`")
+            right = parts[1].strip().rstrip(".").strip(" \"'`")
+            if left and right:
+                examples.append((left, right))
+                continue
+        rest.append(segment)
+    return examples, " ".join(rest)
+
+
+def _inputs_with(left: str, evidence: Sequence[Trajectory]) -> list[Trajectory]:
+    """The trajectories whose input holds the example's left side (or is held by it)."""
+    said = " ".join(left.casefold().split())
+    if len(said) < 4:
+        return []
+    found = []
+    for t in evidence:
+        given = " ".join(t.item.input.casefold().split())
+        if said in given or given in said:
+            found.append(t)
+    return found
+
+
+def _same_answer(said: str, gold: str) -> bool:
+    return label_key(said) == label_key(gold) or " ".join(said.split()) == " ".join(gold.split())
+
+
+def _shares_words(text: str, given: str) -> bool:
+    ours = [w.casefold() for w in _WORD.findall(text)]
+    theirs = [w.casefold() for w in _WORD.findall(given)]
+    if len(theirs) < COPIED_WORDS:
+        return False
+    runs = {tuple(theirs[i : i + COPIED_WORDS]) for i in range(len(theirs) - COPIED_WORDS + 1)}
+    return any(tuple(ours[i : i + COPIED_WORDS]) in runs for i in range(len(ours)))
+
+
+def _short(text: str | None, limit: int = 60) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

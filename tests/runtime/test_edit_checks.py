@@ -1,0 +1,83 @@
+"""Edits checked right after reflection (runtime/edit_checks.py): each kind of unusable edit the
+small optimizers were seen to propose is found and named, usable ones pass untouched, and the
+re-ask message lists every problem by edit number."""
+
+from __future__ import annotations
+
+from skopt.compiler.dataset import Item
+from skopt.runtime.edit_checks import check, reask_text, usable
+from skopt.runtime.edits import Edit
+from skopt.runtime.scoring import Trajectory
+
+SKILL = "# Ticket routing\n\nRoute each support ticket to the queue that handles it.\n"
+TICKET = (
+    "Please re-issue the invoice for #51234 with our company name, Lumen GmbH. This is the "
+    "second time I write."
+)
+EVIDENCE = [
+    Trajectory(Item("i1", TICKET, ("accounts",)), 0, "billing", "billing", 0.0, 0.0),
+    Trajectory(
+        Item("i2", "My keyboard arrived broken. Refund!", ("logistics",)), 0, "x", "x", 0, 0
+    ),
+]
+
+
+def problems(edit: Edit) -> tuple[str, ...]:
+    (finding,) = check([edit], SKILL, EVIDENCE)
+    return finding.problems
+
+
+def test_a_general_rule_with_a_right_example_is_usable() -> None:
+    rule = Edit(
+        "add",
+        "Invoices whose company name or VAT number must change go to accounts. "
+        'Example: "re-issue the invoice for #51234 with our company name" -> accounts.',
+    )
+    assert problems(rule) == ()
+    assert usable(check([rule], SKILL, EVIDENCE)) == [rule]
+
+
+def test_an_anchor_that_is_not_in_the_skill() -> None:
+    found = problems(Edit("replace", "Route to billing.", anchor=TICKET))
+    assert len(found) == 1 and found[0].startswith('it cannot be applied to the skill "Please')
+    assert "not found" in found[0]
+
+
+def test_a_rule_the_skill_already_has() -> None:
+    found = problems(Edit("add", "Route each support ticket to the queue that handles it."))
+    assert found == ("it cannot be applied to the skill: already present",)
+
+
+def test_content_that_copies_an_input() -> None:
+    found = problems(Edit("add", f"Tickets like this go to accounts: {TICKET}"))
+    assert found == (f'it copies a task\'s input ("{TICKET[:59]}…")',)
+
+
+def test_an_example_that_maps_an_answer_to_an_answer() -> None:
+    found = problems(Edit("add", "Route by topic. Example: accounts -> logistics."))
+    assert found == ('its example "accounts -> logistics" maps an answer to an answer',)
+
+
+def test_an_example_that_contradicts_the_evidence() -> None:
+    found = problems(Edit("add", "Damage is billing. Example: keyboard arrived broken -> billing."))
+    assert found == (
+        'its example "keyboard arrived broken -> billing" contradicts the evidence: '
+        'the expected answer there is "logistics"',
+    )
+
+
+def test_an_example_the_evidence_cannot_judge_passes() -> None:
+    assert problems(Edit("add", "Dates: YYYY-MM-DD. Example: 19 October 2001 -> 2001-10-19.")) == ()
+
+
+def test_the_reask_names_each_problem_by_edit_number() -> None:
+    edits = [
+        Edit("add", "Broken items go to logistics."),
+        Edit("add", "Example: accounts -> billing."),
+        Edit("delete", anchor="not in the skill"),
+    ]
+    findings = check(edits, SKILL, EVIDENCE)
+    assert [bool(f.problems) for f in findings] == [False, True, True]
+    text = reask_text(findings, 3)
+    assert "- edit 2: its example" in text and "- edit 3: it cannot be applied" in text
+    assert "edit 1" not in text and text.endswith('at most 3 edits: {"edits": [...]}')
