@@ -14,7 +14,9 @@ still unusable is dropped. Pure functions.
 - Examples are `A -> B` (also `→`, `=>`) in the content. An example whose left side is an
   expected answer of the evidence maps an answer to an answer. An example whose left side is
   found in an input of the evidence (or holds that whole input) must give that input's expected
-  answer; another answer contradicts the evidence.
+  answer: another answer contradicts the evidence, and is repaired — the example's right side
+  becomes the expected answer (the small optimizers were seen to pair a right input with the
+  target's wrong output, and to repeat it when asked again), recorded in `repairs`.
 - Copies: the content, examples taken out, may not share COPIED_WORDS consecutive words with
   an input of the evidence: a rule states what to do, an example quotes the input.
 """
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from skopt.runtime.edits import Edit, apply_edits
 from skopt.runtime.envs.text import label_key
@@ -40,15 +42,49 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """The problems of one proposed edit (none: usable)."""
+    """One proposed edit, as repaired, with its problems (none: usable) and its repairs."""
 
     edit: Edit
     problems: tuple[str, ...]
+    repairs: tuple[str, ...] = ()
 
 
 def check(edits: Sequence[Edit], skill: str, evidence: Sequence[Trajectory]) -> list[Finding]:
-    """Each edit with its problems, in order."""
-    return [Finding(e, tuple(_problems(e, skill, evidence))) for e in edits]
+    """Each edit, its examples repaired from the evidence, with its problems, in order."""
+    findings = []
+    for proposed in edits:
+        edit, repairs = _repaired(proposed, evidence)
+        findings.append(Finding(edit, tuple(_problems(edit, skill, evidence)), tuple(repairs)))
+    return findings
+
+
+def _repaired(edit: Edit, evidence: Sequence[Trajectory]) -> tuple[Edit, list[str]]:
+    """The edit with each example that contradicts the evidence given its expected answer."""
+    if edit.op == "delete":
+        return edit, []
+    content, repairs = edit.content, []
+    for left, right in _examples(edit.content)[0]:
+        wrong = [t for t in _inputs_with(left, evidence) if not _right(right, t)]
+        if not wrong:
+            continue
+        gold = wrong[0].item.answers[0]
+        fixed = _with_answer(content, left, right, gold)
+        if fixed is not None:
+            content = fixed
+            repairs.append(
+                f'example "{_short(left)} -> {_short(right)}" now gives "{_short(gold)}"'
+            )
+    return (replace(edit, content=content), repairs) if repairs else (edit, [])
+
+
+def _right(said: str, t: Trajectory) -> bool:
+    return any(_same_answer(said, gold) for gold in t.item.answers)
+
+
+def _with_answer(content: str, left: str, right: str, gold: str) -> str | None:
+    at = content.find(left)
+    end = content.find(right, at + len(left)) if at >= 0 else -1
+    return None if end < 0 else content[:end] + gold + content[end + len(right) :]
 
 
 def usable(findings: Sequence[Finding]) -> list[Edit]:
@@ -86,7 +122,7 @@ def _problems(edit: Edit, skill: str, evidence: Sequence[Trajectory]) -> list[st
             )
             continue
         for t in _inputs_with(left, evidence):
-            if not any(_same_answer(right, gold) for gold in t.item.answers):
+            if not _right(right, t):
                 found.append(
                     f'its example "{_short(left)} -> {_short(right)}" contradicts the evidence: '
                     f'the expected answer there is "{_short(t.item.answers[0])}"'

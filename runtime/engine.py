@@ -255,7 +255,10 @@ class Engine:
 
         def found(findings: list[Finding]) -> list[EditFinding]:
             return [
-                EditFinding(edit=edit_record(f.edit), problems=list(f.problems)) for f in findings
+                EditFinding(
+                    edit=edit_record(f.edit), problems=list(f.problems), repairs=list(f.repairs)
+                )
+                for f in findings
             ]
 
         for c in (c for c in self.optimizer.checks if c.first):

@@ -133,8 +133,9 @@ class EditsProposed(Event):
 
 
 class EditFinding(Record):
-    edit: EditRecord
+    edit: EditRecord  # as repaired
     problems: list[str]  # none: usable
+    repairs: list[str] = []  # examples given the evidence's expected answer
 
 
 class EditsChecked(Event):

@@ -58,11 +58,16 @@ def test_an_example_that_maps_an_answer_to_an_answer() -> None:
     assert found == ('its example "accounts -> logistics" maps an answer to an answer',)
 
 
-def test_an_example_that_contradicts_the_evidence() -> None:
-    found = problems(Edit("add", "Damage is billing. Example: keyboard arrived broken -> billing."))
-    assert found == (
-        'its example "keyboard arrived broken -> billing" contradicts the evidence: '
-        'the expected answer there is "logistics"',
+def test_an_example_that_contradicts_the_evidence_is_given_the_expected_answer() -> None:
+    wrong = Edit("add", "Damage is logistics. Example: keyboard arrived broken -> billing.")
+    (finding,) = check([wrong], SKILL, EVIDENCE)
+    assert finding.problems == ()
+    assert (
+        finding.edit.content
+        == "Damage is logistics. Example: keyboard arrived broken -> logistics."
+    )
+    assert finding.repairs == (
+        'example "keyboard arrived broken -> billing" now gives "logistics"',
     )
 
 

@@ -344,7 +344,7 @@ def test_an_unusable_edit_is_named_and_asked_again(tmp_path: Path, server: Scrip
         f'it cannot be applied to the skill "{BAD_ANCHOR}": anchor not found'
     ]
     assert first["second"] == [{"edit": {**finding["edit"], "op": "add", "anchor": None},
-                                "problems": []}]  # fmt: skip
+                                "problems": [], "repairs": []}]  # fmt: skip
     assert first["kept"] == 1
 
     asked_again = [r.body["messages"] for r in server.requests if len(r.body["messages"]) == 3]
