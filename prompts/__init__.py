@@ -86,7 +86,7 @@ def templates_hash(override: str | None = None) -> str:
 VARIABLES: dict[str, frozenset[str]] = {
     "rollout_user.j2": frozenset({"input", "context", "answer_format"}),
     "reflect.j2": frozenset(
-        {"evidence", "skill", "kind", "max_edits", "meta_skill", "step_buffer"}
+        {"evidence", "skill", "kind", "task_kind", "max_edits", "meta_skill", "step_buffer"}
     ),
     "reflect_full.j2": frozenset({"evidence", "skill", "kind", "meta_skill", "step_buffer"}),
     "merge.j2": frozenset({"evidence", "skill", "meta_skill", "step_buffer"}),
@@ -115,6 +115,7 @@ EXAMPLES: dict[str, object] = {
     "evidence": '{"trajectories": [\n  {"input": "2 + 2", "output": "5", "expected": "4"}\n]}',
     "skill": "# Skill\n\nAnswer briefly.",
     "kind": "failures",
+    "task_kind": "qa",
     "max_edits": 4,
     "lr": 4,
     "available": 6,

@@ -17,8 +17,11 @@ still unusable is dropped. Pure functions.
   answer: another answer contradicts the evidence, and is repaired — the example's right side
   becomes the expected answer (the small optimizers were seen to pair a right input with the
   target's wrong output, and to repeat it when asked again), recorded in `repairs`.
+- Labels: given the env's labels (`classify`), an example must give one of them (the 1.5B
+  was seen to copy the prompt's worked example, mails sorted into "work" and "family").
 - Copies: the content, examples taken out, may not share COPIED_WORDS consecutive words with
-  an input of the evidence: a rule states what to do, an example quotes the input.
+  an input of the evidence: a rule states what to do, an example quotes the input. A quoted
+  left side ("…" -> B) is one example, whatever sentences it holds.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ _LEAD = re.compile(
     r"^\s*(?:[-*]\s+|\d+[.)]\s+)?(?:(?:examples?|e\.g\.|for example)\s*:?\s*)?", re.IGNORECASE
 )
 _WORD = re.compile(r"\w+")
+# A quoted left side: "…" -> B, B ending at the end of its sentence, line or clause.
+_QUOTED = re.compile(
+    r"(?P<q>[\"“])(?P<left>[^\"“”\n]+)[\"”]\s*(?:->|→|=>)\s*(?P<right>[^\n;]+?)(?=\.(?:\s|$)|;|\n|$)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +56,18 @@ class Finding:
     repairs: tuple[str, ...] = ()
 
 
-def check(edits: Sequence[Edit], skill: str, evidence: Sequence[Trajectory]) -> list[Finding]:
+def check(
+    edits: Sequence[Edit],
+    skill: str,
+    evidence: Sequence[Trajectory],
+    labels: Sequence[str] = (),
+) -> list[Finding]:
     """Each edit, its examples repaired from the evidence, with its problems, in order."""
     findings = []
     for proposed in edits:
         edit, repairs = _repaired(proposed, evidence)
-        findings.append(Finding(edit, tuple(_problems(edit, skill, evidence)), tuple(repairs)))
+        problems = _problems(edit, skill, evidence, labels)
+        findings.append(Finding(edit, tuple(problems), tuple(repairs)))
     return findings
 
 
@@ -105,7 +118,9 @@ def reask_text(findings: Sequence[Finding], max_edits: int) -> str:
     return "\n".join(lines)
 
 
-def _problems(edit: Edit, skill: str, evidence: Sequence[Trajectory]) -> list[str]:
+def _problems(
+    edit: Edit, skill: str, evidence: Sequence[Trajectory], labels: Sequence[str]
+) -> list[str]:
     found = []
     outcome = apply_edits(skill, [edit]).outcomes[0]
     if outcome.status == "skipped":
@@ -115,7 +130,14 @@ def _problems(edit: Edit, skill: str, evidence: Sequence[Trajectory]) -> list[st
         return found
     examples, rest = _examples(edit.content)
     answers = {label_key(a): a for t in evidence for a in t.item.answers if label_key(a)}
+    known = {label_key(label) for label in labels}
     for left, right in examples:
+        if known and label_key(right) not in known:
+            found.append(
+                f'its example "{_short(left)} -> {_short(right)}" gives "{_short(right)}", '
+                f"which is not one of the labels ({', '.join(labels)})"
+            )
+            continue
         if label_key(left) in answers and not _inputs_with(left, evidence):
             found.append(
                 f'its example "{_short(left)} -> {_short(right)}" maps an answer to an answer'
@@ -137,8 +159,11 @@ def _problems(edit: Edit, skill: str, evidence: Sequence[Trajectory]) -> list[st
 
 def _examples(content: str) -> tuple[list[tuple[str, str]], str]:
     """The `A -> B` examples of a content, and the content without them."""
-    examples, rest = [], []
-    for segment in _SEGMENTS.split(content):
+    examples: list[tuple[str, str]] = []
+    for quoted in _QUOTED.finditer(content):
+        examples.append((quoted["left"].strip(), quoted["right"].strip().strip(" \"'`")))
+    rest = []
+    for segment in _SEGMENTS.split(_QUOTED.sub(" ", content)):
         parts = _ARROW.split(segment, maxsplit=1)
         if len(parts) == 2:
             left = _LEAD.sub("", parts[0]).strip(" \"'`")

@@ -141,8 +141,17 @@ def _text(value: object, key: str) -> str | None:
 
 
 class Optimizer:
-    def __init__(self, layer: CallLayer, model: str, prompts: str | None) -> None:
+    def __init__(
+        self,
+        layer: CallLayer,
+        model: str,
+        prompts: str | None,
+        task_kind: str = "",
+        labels: Sequence[str] = (),
+    ) -> None:
         self.layer, self.model, self.prompts = layer, model, prompts
+        self.task_kind = task_kind  # the env's kind: reflect.j2 shows classify its own example
+        self.labels = tuple(labels)  # a classify env's declared labels, which examples must give
         self.records: list[Record] = []
         self.checks: list[Checked] = []
 
@@ -178,11 +187,12 @@ class Optimizer:
             evidence,
             skill=skill,
             kind=kind,
+            task_kind=self.task_kind,
             max_edits=max_edits,
             **asdict(memory),
         )
         answer = await self._answer(request, "reflect")
-        first = check(parse_edits(answer.value)[:max_edits], skill, batch)
+        first = check(parse_edits(answer.value)[:max_edits], skill, batch, self.labels)
         second = None
         if any(f.problems for f in first):
             said = Message("assistant", answer.raw)
@@ -192,7 +202,7 @@ class Optimizer:
             )
             value = (await self._answer(again, "reflect_recheck")).value
             if value is not None:
-                second = check(parse_edits(value)[:max_edits], skill, batch)
+                second = check(parse_edits(value)[:max_edits], skill, batch, self.labels)
         checked = Checked(kind, first, second)
         self.checks.append(checked)
         return Patch(kind, checked.kept)

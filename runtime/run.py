@@ -214,7 +214,8 @@ async def _run(
         env = _env(plan, job)
         prompts = job.train.prompts
         scorer = Scorer(layer, env_for(env), job.train.target, prompts, env.prompt)
-        optimizer = Optimizer(layer, job.train.optimizer, prompts)
+        labels = env.labels if isinstance(env.labels, list) else []
+        optimizer = Optimizer(layer, job.train.optimizer, prompts, env.kind, labels)
         stopper = (
             functools.partial(shared.rungs.goes_on, taker) if shared and shared.rungs else None
         )

@@ -86,3 +86,22 @@ def test_the_reask_names_each_problem_by_edit_number() -> None:
     text = reask_text(findings, 3)
     assert "- edit 2: its example" in text and "- edit 3: it cannot be applied" in text
     assert "edit 1" not in text and text.endswith('at most 3 edits: {"edits": [...]}')
+
+
+def test_an_example_must_give_one_of_the_labels() -> None:
+    copied = Edit(
+        "add", 'Invoices go to work. Example: "Your invoice from Dropbox is ready." -> work.'
+    )
+    labels = ["billing", "tech", "accounts", "logistics", "priority"]
+    (finding,) = check([copied], SKILL, EVIDENCE, labels)
+    assert finding.problems == (
+        'its example "Your invoice from Dropbox is ready. -> work" gives "work", which is not one '
+        "of the labels (billing, tech, accounts, logistics, priority)",
+    )
+
+
+def test_a_quoted_input_is_one_example_and_no_copy() -> None:
+    quoted = Edit("add", f'Company name changes go to accounts. Example: "{TICKET}" -> billing.')
+    (finding,) = check([quoted], SKILL, EVIDENCE, ["accounts", "billing"])
+    assert finding.problems == ()  # its sentences are one example's left side, not a rule
+    assert finding.edit.content.endswith(f'"{TICKET}" -> accounts.')  # given the expected label
