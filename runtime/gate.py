@@ -19,6 +19,7 @@ from skopt.compiler.plan import GateSettings
 from skopt.runtime.events import GateResult
 
 Scores = Mapping[str, tuple[float, float]]  # item key -> (hard, soft)
+_TIE = 1e-9  # item scores closer than this are the same
 
 
 def metric(scores: Scores, gate: GateSettings) -> float:
@@ -42,9 +43,6 @@ def fixed_and_broken(current: Scores, candidate: Scores, gate: GateSettings) -> 
     before, after = _per_item(current, gate), _per_item(candidate, gate)
     changes = [after[item] - before[item] for item in after.keys() & before.keys()]
     return sum(d > _TIE for d in changes), sum(d < -_TIE for d in changes)
-
-
-_TIE = 1e-9
 
 
 def _per_item(scores: Scores, gate: GateSettings) -> dict[str, float]:
