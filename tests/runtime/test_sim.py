@@ -59,7 +59,13 @@ def reflect(
 ) -> list[dict[str, object]]:
     evidence = {"trajectories": trajectories}
     value = optimizer(
-        "reflect.j2", evidence, skill=skill, kind="failures", max_edits=max_edits, **MEMORY
+        "reflect.j2",
+        evidence,
+        skill=skill,
+        kind="failures",
+        task_kind="synthetic",
+        max_edits=max_edits,
+        **MEMORY,
     )
     edits = value["edits"]
     assert isinstance(edits, list) and all(isinstance(e, dict) for e in edits)
@@ -354,6 +360,7 @@ def _reflect_prompt(skill: str, trajectories: list[dict[str, object]], max_edits
         evidence=evidence,
         skill=skill,
         kind="failures",
+        task_kind="synthetic",
         max_edits=max_edits,
         **MEMORY,
     )
