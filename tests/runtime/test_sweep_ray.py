@@ -193,7 +193,7 @@ def test_early_stopping_on_ray_decides_in_the_hub(cluster: Cluster, driver: Path
 def test_an_interrupted_sweep_on_ray_resumes_on_ray(
     cluster: Cluster, driver: Path, local: Path
 ) -> None:
-    slow = "sim.latency=0.02s"
+    slow = "sim.latency=0.05s"  # long enough that Ctrl-C lands before the sweep ends
     process = skopt(driver, "--out", "stopped", "--set", slow, cluster=cluster)
     stopped = driver / "stopped"
     deadline = time.monotonic() + DEADLINE
