@@ -6,6 +6,10 @@ higher) against the items it breaks (score lower); items that score the same say
 the candidate no better, each changed item would go either way with even odds, so the number
 fixed is Binomial(fixed + broken, 1/2), and `luck` — the chance of fixing at least as many by
 luck alone — is the test's p-value. The gate accepts at `confidence` c when luck ≤ 1 − c.
+
+A step may score up to `tries` candidates (the next one only after the gate rejects one): each
+is a chance for luck to pass, so each is tested at 1 − (1 − c) / tries (Bonferroni), and the
+chance that luck passes any of a step's candidates stays at most 1 − c.
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ def luck(fixed: int, broken: int) -> float:
 def believed(fixed: int, broken: int, confidence: float) -> bool:
     """Whether the gate believes `fixed` against `broken` at `confidence` (0: always)."""
     return confidence <= 0 or luck(fixed, broken) <= 1 - confidence + _SLACK
+
+
+def tested_at(confidence: float, tries: int) -> float:
+    """The confidence each of a step's `tries` candidates is tested at."""
+    return 1 - (1 - confidence) / tries if confidence > 0 else 0.0
 
 
 def fewest_fixes(confidence: float) -> int:

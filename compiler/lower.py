@@ -22,7 +22,7 @@ from skopt.compiler.dataset import (
     batches,
     epoch_order,
 )
-from skopt.compiler.gate_bound import fewest_fixes
+from skopt.compiler.gate_bound import fewest_fixes, tested_at
 from skopt.compiler.plan import (
     Aggregate,
     Baseline,
@@ -120,7 +120,7 @@ def build_job(
     gate_items = _gate_items(train, splits)
     if len(gate_items) < NOISY_GATE:
         diagnostics.append(_noisy_gate(train, len(gate_items), job_block))
-    if fewest_fixes(train.gate.confidence) > len(gate_items):
+    if fewest_fixes(tested_at(train.gate.confidence, train.gate.tries)) > len(gate_items):
         diagnostics.append(_deaf_gate(train, len(gate_items), job_block))
     per_epoch = steps_per_epoch(train, splits)
     total = per_epoch * train.epochs
@@ -182,14 +182,17 @@ def _noisy_gate(train: TrainSettings, size: int, job_block: Resolved) -> Diagnos
 
 def _deaf_gate(train: TrainSettings, size: int, job_block: Resolved) -> Diagnostic:
     gate = job_block.children["gate"]
-    confidence = train.gate.confidence
+    g = train.gate
     where = gate.span_of("confidence") if gate.written("confidence") else job_block.block.kind.span
+    shared = f" over {g.tries} tries" if g.tries > 1 else ""
     return warning(
-        f"the gate can accept no candidate: at confidence {confidence:.0%} it needs "
-        f"{fewest_fixes(confidence)} items fixed with none broken, and it scores {size}",
+        f"the gate can accept no candidate: at confidence {g.confidence:.0%}{shared} it needs "
+        f"{fewest_fixes(tested_at(g.confidence, g.tries))} items fixed with none broken, "
+        f"and it scores {size}",
         where,
         "no step can be accepted",
-        help="give the gate more items, or lower gate confidence (0% turns the test off)",
+        help="give the gate more items, lower gate confidence (0% turns the test off), "
+        "or lower gate tries",
     )
 
 
@@ -267,6 +270,8 @@ class _PhaseWriter:
             mode=t.mode,
             autonomous=lr is None,
             gate_calls=self.gate_calls,
+            tries=t.gate.tries,
+            demonstrations=t.demonstrations,
         )
         calls = P.explain_step(shape)
         evidence = self.tokens.step_evidence(

@@ -22,7 +22,7 @@ class Outcome:
     failures: int  # trajectories that failed (the rest succeeded)
     usable: bool  # the optimizer's reflections yielded at least one patch
     over_lr: bool  # the merged edits outnumber the step's learning rate
-    new_candidate: bool  # the candidate skill has not been scored before
+    scored: int  # candidates scored on the gate (0 when none was new); at most StepShape.tries
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +36,20 @@ class StepShape:
     mode: str
     autonomous: bool
     gate_calls: int  # target calls to score one candidate: gate items × repeats
+    tries: int = 1  # the most candidates one step scores (gate tries)
+    demonstrations: bool = False  # a step's failures make a candidate of worked examples
+
+
+def candidates(shape: StepShape, outcome: Outcome, has_edits: bool) -> int:
+    """The most candidates a step can score (runtime/tries.py), `gate tries` at most:
+    - the selected edits (or a rewrite), when the reflections gave edits;
+    - in patch mode, those edits with an earlier step's near miss;
+    - in patch mode, the merged edits that selection left out, when they outnumber the lr;
+    - worked examples of the step's failures, with demonstrations on."""
+    patch = has_edits and shape.mode == "patch"
+    made = has_edits + patch + (patch and outcome.over_lr)
+    made += bool(shape.demonstrations and outcome.failures)
+    return min(made, shape.tries)
 
 
 def minibatches(count: int, size: int) -> int:
@@ -78,7 +92,7 @@ def step_calls(shape: StepShape, outcome: Outcome) -> dict[tuple[PhaseName, Role
     if has_edits and not full_rewrite:
         select = (1 if shape.autonomous else 0) + (1 if outcome.over_lr else 0)
     update = 1 if has_edits and shape.mode == "rewrite" else 0
-    gate = shape.gate_calls if has_edits and outcome.new_candidate else 0
+    gate = shape.gate_calls * min(outcome.scored, candidates(shape, outcome, has_edits))
     return {
         ("rollout", "target"): shape.trajectories,
         ("reflect", "optimizer"): fail_calls + success_calls,
@@ -95,17 +109,18 @@ def outcomes(shape: StepShape) -> Iterator[Outcome]:
     for failures in range(shape.trajectories + 1):
         for usable in (False, True):
             for over_lr in (False, True):
-                for new in (False, True):
-                    yield Outcome(failures, usable, over_lr, new)
+                for scored in range(shape.tries + 1):
+                    yield Outcome(failures, usable, over_lr, scored)
 
 
 def typical(shape: StepShape) -> Outcome:
-    """The outcome behind 'expected': half the trajectories fail, and every call is useful."""
+    """The outcome behind 'expected': half the trajectories fail, every call is useful, and the
+    first candidate decides."""
     return Outcome(
         failures=math.floor(shape.trajectories / 2 + 0.5),
         usable=True,
         over_lr=True,
-        new_candidate=True,
+        scored=1,
     )
 
 

@@ -100,6 +100,7 @@ class GateSettings(Frozen):
     no_regression: bool
     min_delta: float
     confidence: float  # the sign test's (compiler/gate_bound.py); 0: off
+    tries: int = 1  # candidates one step may score; they share the sign test's 1 - confidence
 
 
 class SlowUpdateSettings(Frozen):
@@ -131,6 +132,7 @@ class TrainSettings(Frozen):
     gate: GateSettings
     slow_update: SlowUpdateSettings | None
     meta_skill: bool
+    demonstrations: bool
     test: bool
     seed: int
     out: str

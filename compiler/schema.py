@@ -250,6 +250,12 @@ GATE = BlockSpec(
             0.9,
             "how sure the gate must be (a one-sided sign test) that a candidate is better",
         ),
+        "tries": Key(
+            Int(min=1, max=10),
+            3,
+            "how many candidates one step may score when the gate rejects the first "
+            "(the sign test's confidence is shared among them)",
+        ),
     },
     implied=True,
 )
@@ -307,6 +313,11 @@ TRAIN = BlockSpec(
             Bool(), True, "an epoch-end update from a wider sample (on, off, or a block)"
         ),
         "meta_skill": Key(Bool(), True, "keep a meta skill of editing lessons across epochs"),
+        "demonstrations": Key(
+            Bool(),
+            False,
+            "let a step also try worked examples of its failed train items as a candidate",
+        ),
         "test": Key(Bool(), True, "score the test split once at the end"),
         "seed": Key(Int(min=0), 42, "the seed of the run's sampling"),
         "out": Key(

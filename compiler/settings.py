@@ -161,6 +161,7 @@ def train_settings(job: Resolved, overrides: Mapping[str, Checked]) -> TrainSett
         gate=_gate(job.children["gate"]),
         slow_update=_slow_update(job.children["slow_update"]) if t.flag("slow_update") else None,
         meta_skill=t.flag("meta_skill"),
+        demonstrations=t.flag("demonstrations"),
         test=t.flag("test"),
         seed=t.integer("seed"),
         out=str(t.values["out"]),
@@ -181,6 +182,7 @@ def _gate(gate: Resolved) -> GateSettings:
         no_regression=gate.flag("no_regression"),
         min_delta=gate.number("min_delta"),
         confidence=gate.number("confidence"),
+        tries=gate.integer("tries"),
     )
 
 

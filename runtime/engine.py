@@ -9,8 +9,9 @@ phases, proposals, candidates, gate decisions, finished steps, epoch boundaries,
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict
+from typing import NamedTuple
 
 from skopt.compiler.dataset import Item, batches, epoch_order
 from skopt.compiler.phases import minibatches
@@ -44,6 +45,7 @@ from skopt.runtime.events import (
     CandidateBuilt,
     EarlyStop,
     EditFinding,
+    EditRecord,
     EditsChecked,
     EditsProposed,
     EpochBoundary,
@@ -62,7 +64,18 @@ from skopt.runtime.merge import chunks, merge_candidates, merge_patches
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, Record
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
 from skopt.runtime.state import Scores, Source, State, Step
+from skopt.runtime.tries import NearMiss, demonstrations, kept, left_out, with_near_misses
+from skopt.runtime.tries import Source as TrySource
 from skopt.runtime.units import Units
+
+
+class Tried(NamedTuple):
+    """One candidate a step scored: the gate's decision, where it came from, the edits applied."""
+
+    decision: gating.Decision
+    source: TrySource
+    applied: list[EditRecord]
+
 
 # A sweep's early stopping, for one cell: (step, total steps, gate score) -> go on?
 GoesOn = Callable[[int, int, float], Awaitable[bool]]
@@ -313,7 +326,7 @@ class Engine:
     async def visit_update(self, phase: Update) -> None:
         step = self._step()
         skill = self.state.current_skill
-        limit = SizeLimit(phase.max_skill_tokens, self.skill_tokens.count)
+        limit = step.limit = SizeLimit(phase.max_skill_tokens, self.skill_tokens.count)
         if phase.mode == "full_rewrite":
             step.candidate = self._guarded(skill, step.merged_skill)
         elif phase.mode == "rewrite" and step.selected:
@@ -352,9 +365,7 @@ class Engine:
     async def visit_gate(self, phase: Gate) -> None:
         step = self._step()
         s = self.state
-        decision = GateResult(accepted=False, reason="no candidate")
-        if step.candidate is not None:
-            decision = await self._decide(step, step.candidate)
+        decision = await self._try_candidates(step)
         # The step's own failures join the buffer only now: its reflection already saw them.
         s.step_buffer += [
             f"- failed: {t.item.input[:200]} (answered {t.answer[:80]!r})" for t in step.failures
@@ -373,28 +384,103 @@ class Engine:
         s.history.append(result)
         self.journal.emit(StepFinished(result=result, version=s.version, skill=s.current_skill))
 
-    async def _decide(self, step: Step, candidate: str) -> GateResult:
-        """Score the candidate on the gate split and accept or reject it."""
+    async def _try_candidates(self, step: Step) -> GateResult:
+        """Score the step's candidate, then the next ones (runtime/tries.py) while the gate
+        rejects them and `gate tries` allows; the last decision is the step's. A step that
+        accepts none keeps its best near miss for the steps after it."""
+        s = self.state
+        tried: list[Tried] = []
+        if step.candidate is not None:
+            applied = [o.edit for o in step.outcomes if o.status == "applied"]
+            decided = await self._decide(step, step.candidate, "selected", step.selected)
+            tried.append(Tried(decided, "selected", applied))
+        first_missed = bool(tried) and tried[0].decision.near_miss
+        for source, edits in self._next_tries(step, first_missed):
+            if (tried and tried[-1].decision.accepted) or len(tried) >= self.train.gate.tries:
+                break
+            built = self._built(step, source, edits)
+            if built is not None:
+                candidate, applied = built
+                decided = await self._decide(step, candidate, source, edits)
+                tried.append(Tried(decided, source, applied))
+        if not tried:
+            return GateResult(accepted=False, reason="no candidate")
+        last = tried[-1]
+        if last.decision.accepted and last.source == "near_miss":
+            s.near_misses = []  # they are in the skill now
+        misses = [t for t in tried if t.decision.near_miss and t.source != "near_miss"]
+        if misses and not last.decision.accepted and self.train.mode == "patch":
+            best = max(misses, key=lambda t: len(t.decision.fixed) - len(t.decision.broken))
+            s.near_misses = kept(
+                s.near_misses,
+                NearMiss(
+                    step=step.number,
+                    edits=best.applied,
+                    fixed=list(best.decision.fixed),
+                    broken=list(best.decision.broken),
+                ),
+            )
+        return step.tries[-1]
+
+    def _next_tries(self, step: Step, near_miss: bool) -> Iterator[tuple[TrySource, list[Edit]]]:
+        """The step's other candidates, as edits to the current skill, in the order tried."""
+        lr = step.lr if step.lr is not None else self._max_edits()
+        if self.train.mode == "patch":
+            if near_miss and self.state.near_misses:
+                yield "near_miss", with_near_misses(step.selected, self.state.near_misses)
+            yield "next", left_out(step.merged, step.selected, lr)
+        if self.train.demonstrations:
+            yield "demonstrations", demonstrations(step.failures, lr)
+
+    def _built(
+        self, step: Step, source: TrySource, edits: list[Edit]
+    ) -> tuple[str, list[EditRecord]] | None:
+        """The current skill with `edits` applied, and the edits that applied, journaled; None
+        when nothing new came of it (no edit applied, or a candidate this step already scored)."""
+        if not edits:
+            return None
+        skill = self.state.current_skill
+        applied = apply_edits(skill, edits, gold_answers=self.leaks, limit=step.limit)
+        candidate, made = applied.skill, outcomes(applied)
+        new = candidate != skill and skill_hash(candidate) not in {t.candidate for t in step.tries}
+        self.journal.emit(
+            CandidateBuilt(
+                step=step.number,
+                lr=step.lr,
+                selected=[edit_record(e) for e in edits],
+                outcomes=made,
+                candidate=skill_hash(candidate) if new else None,
+                skill=candidate if new else None,
+                source=source,
+            )
+        )
+        return (candidate, [o.edit for o in made if o.status == "applied"]) if new else None
+
+    async def _decide(
+        self, step: Step, candidate: str, source: TrySource, edits: list[Edit]
+    ) -> gating.Decision:
+        """Score a candidate on the gate split and accept or reject it."""
         s = self.state
         scores = await self.score_on_gate(candidate, "gate")
         verdict = gating.decide(s.current_scores, scores, self.train.gate)
-        decision = verdict.result(skill_hash(candidate))
+        decision = verdict.result(skill_hash(candidate), source)
+        step.tries.append(decision)
         items = {
             key: ItemScores(before=s.current_scores.get(key, (0.0, 0.0))[0], after=hard)
             for key, (hard, _) in scores.items()
         }
         self.journal.emit(GateDecided(step=step.number, decision=decision, items=items))
-        edits = [edit_record(e) for e in step.selected]
+        records = [edit_record(e) for e in edits]
         if verdict.accepted:
             self._accept(candidate, scores, verdict.after)
-            s.accepted_edits += edits
+            s.accepted_edits += records
         else:
-            s.rejected_edits += edits
+            s.rejected_edits += records
             s.step_buffer += [
                 f"- rejected ({verdict.before:.3f} -> {verdict.after:.3f}): {e.content[:160]}"
-                for e in step.selected
+                for e in edits
             ]
-        return decision
+        return verdict
 
     def _write_step(self, step: Step, decision: GateResult) -> None:
         """The step's folder: its record, rollouts, candidate and optimizer answers."""
@@ -410,6 +496,7 @@ class Engine:
             outcomes=step.outcomes,
             refused=step.refused,
             decision=decision,
+            tries=step.tries,
         )
         folder = self.folder.step(step.number)
         write_atomic(folder / "record.json", record.model_dump_json(indent=2, exclude_none=True))

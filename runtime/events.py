@@ -163,6 +163,7 @@ class CandidateBuilt(Event):
     candidate: str | None  # its hash
     skill: str | None  # its text
     refused: str = ""  # why it was refused (past the plan's size bound)
+    source: str = "selected"  # which of the step's candidates (runtime/tries.py)
 
 
 # -- scores and decisions ---------------------------------------------------------------------
@@ -190,6 +191,7 @@ class GateResult(Record):
     after: float | None = None
     regressions: list[str] = []  # gate items that passed before and fail with the candidate
     candidate: str | None = None  # its hash
+    source: str = "selected"  # which of the step's candidates (runtime/tries.py)
 
 
 class GateDecided(Event):
@@ -234,6 +236,7 @@ class StepRecord(Record):
     outcomes: list[EditOutcome]
     refused: str | None  # why the candidate was refused
     decision: GateResult
+    tries: list[GateResult] = []  # every candidate the gate scored, in order (the last decides)
 
 
 class EpochBoundary(Event):

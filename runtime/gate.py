@@ -4,7 +4,8 @@ Scores are per item (hard, soft), averaged over the gate items and their repeats
 is `hard`, `soft` or `mixed(w)` = w·hard + (1-w)·soft. A candidate is accepted only if
 - it beats the current score by more than `min_delta` (strictly);
 - its gain is unlikely to be luck: item by item (repeats averaged), the items it fixes against
-  the items it breaks pass the sign test at the gate's `confidence` (compiler/gate_bound.py);
+  the items it breaks pass the sign test at the gate's `confidence`, shared among the step's
+  `tries` (compiler/gate_bound.py);
 - with `no_regression`, no item that passed with the current skill fails with the candidate.
 The reason says which of these decided, with the items fixed and broken.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from skopt.compiler.gate_bound import believed, fewest_fixes, luck
+from skopt.compiler.gate_bound import believed, fewest_fixes, luck, tested_at
 from skopt.compiler.plan import GateSettings
 from skopt.runtime.events import GateResult
 
@@ -37,12 +38,17 @@ def _value(hard: float, soft: float, gate: GateSettings) -> float:
     return w * hard + (1 - w) * soft
 
 
-def fixed_and_broken(current: Scores, candidate: Scores, gate: GateSettings) -> tuple[int, int]:
-    """How many gate items the candidate scores higher and lower on than the current skill, each
+def fixed_and_broken(
+    current: Scores, candidate: Scores, gate: GateSettings
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The gate items the candidate scores higher and lower on than the current skill, each
     item's repeats (keys `ID#R`) averaged into one value."""
     before, after = _per_item(current, gate), _per_item(candidate, gate)
-    changes = [after[item] - before[item] for item in after.keys() & before.keys()]
-    return sum(d > _TIE for d in changes), sum(d < -_TIE for d in changes)
+    changes = {item: after[item] - before[item] for item in sorted(after.keys() & before.keys())}
+    return (
+        tuple(item for item, d in changes.items() if d > _TIE),
+        tuple(item for item, d in changes.items() if d < -_TIE),
+    )
 
 
 def _per_item(scores: Scores, gate: GateSettings) -> dict[str, float]:
@@ -62,8 +68,15 @@ class Decision:
     after: float
     reason: str
     regressions: tuple[str, ...] = ()
+    fixed: tuple[str, ...] = ()  # the gate items it scores higher on
+    broken: tuple[str, ...] = ()
 
-    def result(self, candidate: str) -> GateResult:
+    @property
+    def near_miss(self) -> bool:
+        """Refused, though it fixed more items than it broke."""
+        return not self.accepted and len(self.fixed) > len(self.broken)
+
+    def result(self, candidate: str, source: str = "selected") -> GateResult:
         """The decision as the journal records it, for the candidate of this hash."""
         return GateResult(
             accepted=self.accepted,
@@ -72,33 +85,36 @@ class Decision:
             after=self.after,
             regressions=list(self.regressions),
             candidate=candidate,
+            source=source,
         )
 
 
 def decide(current: Scores, candidate: Scores, gate: GateSettings) -> Decision:
     before, after = metric(current, gate), metric(candidate, gate)
     regressions = tuple(k for k, (h, _) in candidate.items() if h < 1 <= current.get(k, (0, 0))[0])
-    fixed, broken = fixed_and_broken(current, candidate, gate)
+    fixed_items, broken_items = fixed_and_broken(current, candidate, gate)
+    fixed, broken = len(fixed_items), len(broken_items)
     tally = f"{fixed} fixed, {broken} broken"
+    items = {"fixed": fixed_items, "broken": broken_items}
     if after <= before + gate.min_delta:
         reason = f"{after:.4f} does not beat {before:.4f} by more than {gate.min_delta:g} ({tally})"
-        return Decision(False, before, after, reason, regressions)
-    if not believed(fixed, broken, gate.confidence):
+        return Decision(False, before, after, reason, regressions, **items)
+    confidence = tested_at(gate.confidence, gate.tries)
+    if not believed(fixed, broken, confidence):
+        shared = f" over {gate.tries} tries" if gate.tries > 1 else ""
         reason = (
             f"{after:.4f} beats {before:.4f}, but {tally} is luck with "
-            f"{_p(luck(fixed, broken))} (confidence {gate.confidence:.0%} needs p ≤ "
-            f"{1 - gate.confidence:.3f}: at least {fewest_fixes(gate.confidence)} fixed "
+            f"{_p(luck(fixed, broken))} (confidence {gate.confidence:.0%}{shared} needs p ≤ "
+            f"{1 - confidence:.3f}: at least {fewest_fixes(confidence)} fixed "
             "with none broken)"
         )
-        return Decision(False, before, after, reason, regressions)
+        return Decision(False, before, after, reason, regressions, **items)
     if gate.no_regression and regressions:
-        return Decision(
-            False, before, after, f"{len(regressions)} passing items now fail", regressions
-        )
+        reason = f"{len(regressions)} passing items now fail"
+        return Decision(False, before, after, reason, regressions, **items)
     odds = f", {_p(luck(fixed, broken))}" if gate.confidence > 0 else ""
-    return Decision(
-        True, before, after, f"{after:.4f} beats {before:.4f} ({tally}{odds})", regressions
-    )
+    reason = f"{after:.4f} beats {before:.4f} ({tally}{odds})"
+    return Decision(True, before, after, reason, regressions, **items)
 
 
 def _p(p: float) -> str:

@@ -60,6 +60,7 @@ class Decision(Frozen):
     after: float | None
     reason: str
     regressions: int  # gate items that passed before and fail with the candidate
+    source: str = "selected"  # which of the step's candidates decided (runtime/tries.py)
 
 
 class Usage(Frozen):
@@ -193,6 +194,7 @@ def _decision(event: StepFinished) -> Decision:
         after=d.after,
         reason=d.reason,
         regressions=len(d.regressions),
+        source=d.source,
     )
 
 

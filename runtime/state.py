@@ -9,10 +9,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from skopt.runtime.edits import Edit
-from skopt.runtime.events import BudgetStop, EarlyStop, EditOutcome, EditRecord, StepResult
+from skopt.runtime.edits import Edit, SizeLimit
+from skopt.runtime.events import (
+    BudgetStop,
+    EarlyStop,
+    EditOutcome,
+    EditRecord,
+    GateResult,
+    StepResult,
+)
 from skopt.runtime.optimizer import Patch, Record
 from skopt.runtime.scoring import Trajectory
+from skopt.runtime.tries import NearMiss
 
 Scores = dict[str, tuple[float, float]]  # item key -> (hard, soft)
 Source = Literal["failures", "successes"]
@@ -37,6 +45,7 @@ class State(BaseModel):
     meta_skill: str = ""
     accepted_edits: list[EditRecord] = []  # this epoch's, for the meta skill
     rejected_edits: list[EditRecord] = []
+    near_misses: list[NearMiss] = []  # refused candidates that fixed more than they broke
     history: list[StepResult] = []
     test: dict[str, float] = {}
     stopped: BudgetStop | None = None
@@ -61,6 +70,8 @@ class Step:
     outcomes: list[EditOutcome] = field(default_factory=list)
     refused: str | None = None
     candidate: str | None = None
+    limit: SizeLimit | None = None  # the plan's bound on the skill's size, for every candidate
+    tries: list[GateResult] = field(default_factory=list)  # the gate's decisions, in order
     answers: list[Record] = field(default_factory=list)  # the optimizer's, this step
 
     @property

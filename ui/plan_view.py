@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from skopt.compiler.cost import add
-from skopt.compiler.gate_bound import fewest_fixes
+from skopt.compiler.gate_bound import fewest_fixes, tested_at
 from skopt.compiler.night_calls import split_sizes
 from skopt.compiler.plan import (
     PHASE_ORDER,
@@ -108,14 +108,15 @@ def _gate_bound(job: Job) -> str:
     g = job.train.gate
     size = getattr(job.splits, g.split)
     items = min(g.samples, size) if g.samples else size
-    fewest = fewest_fixes(g.confidence)
+    fewest = fewest_fixes(tested_at(g.confidence, g.tries))
     if not fewest:
         return f"gate confidence off: any gain above min_delta on {items} items is accepted"
+    at = f"gate confidence {g.confidence:.0%}" + (f" over {g.tries} tries" if g.tries > 1 else "")
     if fewest > items:
-        return f"gate confidence {g.confidence:.0%}: no gain on {items} items can be accepted"
+        return f"{at}: no gain on {items} items can be accepted"
     return (
-        f"gate confidence {g.confidence:.0%}: the smallest gain it accepts is {fewest} of "
-        f"{items} items fixed with none broken (+{fewest / items:.1%})"
+        f"{at}: the smallest gain it accepts is {fewest} of {items} items fixed with none broken"
+        f" (+{fewest / items:.1%})"
     )
 
 
@@ -133,11 +134,12 @@ def _job_lines(job: Job, budget: Budget) -> list[str]:
         f"  target {t.target} · optimizer {t.optimizer} · env {t.env} · skill {t.skill or 'empty'}",
         f"  epochs {t.epochs} · batch_size {t.batch_size} · minibatch {t.minibatch}"
         f" · merge_batch {t.merge_batch}"
-        f" · rollouts {t.rollouts} · lr {t.lr} · mode {t.mode} · reflect {t.reflect}",
+        f" · rollouts {t.rollouts} · lr {t.lr} · mode {t.mode} · reflect {t.reflect}"
+        f" · demonstrations {_on(t.demonstrations)}",
         f"  gate: split {g.split}, metric {g.metric}"
         + (f"({g.mixed_weight:g})" if g.mixed_weight is not None else "")
         + f", samples {g.samples or 'all'}, repeats {g.repeats}, min_delta {g.min_delta:g}"
-        + f", no_regression {_on(g.no_regression)}",
+        + f", no_regression {_on(g.no_regression)}, tries {g.tries}",
         "  " + _gate_bound(job),
         f"  slow_update: {slow} · meta_skill {_on(t.meta_skill)} · test {_on(t.test)}"
         f" · seed {t.seed}",

@@ -67,7 +67,8 @@ class Progress:
     def _step(self, r: StepResult) -> None:
         self.steps += 1
         d = r.decision
-        verdict = "accepted" if d.accepted else f"kept the skill ({d.reason})"
+        tried = "" if d.source == "selected" else f" ({d.source})"
+        verdict = f"accepted{tried}" if d.accepted else f"kept the skill ({d.reason})"
         elapsed = self.clock() - self.started
         left = self.total - r.step
         eta = f" · about {clock_text(elapsed / self.steps * left)} left" if left > 0 else ""

@@ -65,6 +65,12 @@ def _scores(s: Scores) -> list[str]:
     return lines
 
 
+def _verdict(d: Decision) -> str:
+    """accepted, rejected or —, with the candidate that decided when it was not the first."""
+    verdict = "accepted" if d.accepted else "rejected" if d.before is not None else "—"
+    return verdict if d.source == "selected" else f"{verdict} ({d.source})"
+
+
 def _decisions(decisions: Sequence[Decision]) -> list[str]:
     if not decisions:
         return ["gate decisions: none yet"]
@@ -73,7 +79,7 @@ def _decisions(decisions: Sequence[Decision]) -> list[str]:
             str(d.step),
             str(d.epoch),
             "—" if d.failures is None else str(d.failures),
-            "accepted" if d.accepted else "rejected" if d.before is not None else "—",
+            _verdict(d),
             "" if d.before is None else f"{_score(d.before)} → {_score(d.after)}",
             d.reason + (f" ({d.regressions} regressed)" if d.regressions else ""),
         ]

@@ -3,6 +3,8 @@ in which `no_regression` and `min_delta` change what the gate decides."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ def gate(
     no_regression: bool = False,
     min_delta: float = 0.0,
     confidence: float = 0.0,
+    tries: int = 1,
 ) -> GateSettings:
     return GateSettings(
         split="valid",
@@ -34,6 +37,7 @@ def gate(
         no_regression=no_regression,
         min_delta=min_delta,
         confidence=confidence,
+        tries=tries,
     )
 
 
@@ -203,6 +207,15 @@ DECISIONS: dict[str, tuple[Scores, Scores, GateSettings, bool, str, tuple[str, .
         "0.6667 beats 0.0000 (4 fixed, 0 broken, p = 0.062)",
         (),
     ),
+    "tries-share-the-confidence": (  # 3 tries: each is tested at p ≤ 0.1 / 3
+        hard(0, 0, 0, 0, 0, 0),
+        hard(1, 1, 1, 1, 0, 0),
+        gate(confidence=0.9, tries=3),
+        False,
+        "0.6667 beats 0.0000, but 4 fixed, 0 broken is luck with p = 0.062 (confidence 90% over "
+        "3 tries needs p ≤ 0.033: at least 5 fixed with none broken)",
+        (),
+    ),
     "broken-items-count-against": (  # net +3 as above, but P(X ≥ 5 | 7 changed) = 0.227
         hard(0, 0, 0, 0, 0, 1, 1, 0),
         hard(1, 1, 1, 1, 1, 0, 0, 0),
@@ -238,7 +251,7 @@ def test_decide(
     regressions: tuple[str, ...],
 ) -> None:
     decision = decide(current, candidate, settings)
-    assert decision == Decision(
+    assert replace(decision, fixed=(), broken=()) == Decision(
         accepted,
         metric(current, settings),
         metric(candidate, settings),
@@ -269,7 +282,16 @@ def record(folder: Path, step: int) -> dict[str, Any]:
 
 # What no_regression and min_delta decide alone, on a seed whose run has a step accepted with
 # regressions and a small gain (seeds differ in the batches and so in what the sim proposes).
-NO_SIGN_TEST = ("train.gate.confidence=0", "train.seed=2")
+# One candidate a step: each step's decision is then its candidate's.
+NO_SIGN_TEST = ("train.gate.confidence=0", "train.gate.tries=1", "train.seed=2")
+
+
+def test_decision_names_the_items_fixed_and_broken() -> None:
+    decision = decide(hard(0, 0, 1, 1), hard(1, 0, 1, 0), gate())
+    assert (decision.fixed, decision.broken) == (("a",), ("d",))
+    assert not decision.near_miss  # as many fixed as broken
+    assert decide(hard(0, 0, 0, 0), hard(1, 1, 0, 0), gate(confidence=0.9)).near_miss
+    assert not decide(hard(0, 0, 0, 0), hard(1, 1, 1, 1), gate(confidence=0.9)).near_miss
 
 
 def test_no_regression_rejects_a_better_mean_that_breaks_a_passing_item(tmp_path: Path) -> None:

@@ -1,0 +1,86 @@
+"""A step's candidates after the first (docs/decisions.md, "More than one candidate").
+
+When the gate rejects a step's candidate, the step may score the next one, up to `gate tries`
+candidates in all, each tested at the confidence they share (compiler/gate_bound.py). In order:
+
+1. `near_miss`: the selected edits together with those of earlier near misses — candidates the
+   gate refused although they fixed more gate items than they broke. Two rules that each fix
+   three items are luck alone and believed together (GEPA keeps a frontier of candidates that
+   win on different items for the same reason). Tried only when this step's candidate is a near
+   miss itself.
+2. `next`: the merged edits that selection left out, as many as the learning rate.
+3. `demonstrations` (`train demonstrations = on`): worked examples of the step's failed train
+   items, `Example: "input" -> expected answer`, as many as the learning rate. They come from the
+   train split only; the leakage guard checks them like any edit.
+
+Pure functions; the engine scores what they make and keeps the near misses in its state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from skopt.runtime.edits import Edit
+from skopt.runtime.events import EditRecord
+from skopt.runtime.scoring import Trajectory
+
+Source = Literal["selected", "near_miss", "next", "demonstrations"]
+NEAR_MISSES = 3  # the most kept: the newest
+DEMONSTRATION_CHARS = 300  # a longer input makes no worked example
+
+
+class NearMiss(BaseModel):
+    """A refused candidate that fixed more gate items than it broke."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: int
+    edits: list[EditRecord]  # the edits that made it (those applied)
+    fixed: list[str]  # the gate items it fixed
+    broken: list[str]
+
+
+def kept(pool: Sequence[NearMiss], new: NearMiss) -> list[NearMiss]:
+    """The pool with `new` as its newest entry (in place of one with the same edits), the
+    newest NEAR_MISSES kept."""
+    same = [(e.op, e.anchor, e.content) for e in new.edits]
+    rest = [m for m in pool if [(e.op, e.anchor, e.content) for e in m.edits] != same]
+    return [*rest, new][-NEAR_MISSES:]
+
+
+def with_near_misses(selected: Sequence[Edit], pool: Sequence[NearMiss]) -> list[Edit]:
+    """The selected edits, then each near miss's (newest first) that is not among them."""
+    edits = list(selected)
+    seen = {(e.op, e.anchor, e.content) for e in edits}
+    for miss in reversed(pool):
+        for r in miss.edits:
+            if (r.op, r.anchor, r.content) not in seen:
+                seen.add((r.op, r.anchor, r.content))
+                edits.append(Edit(r.op, r.content, r.anchor, r.rationale, r.support))
+    return edits
+
+
+def left_out(merged: Sequence[Edit], selected: Sequence[Edit], lr: int) -> list[Edit]:
+    """The merged edits that selection did not take, most supported first, `lr` at most."""
+    rest = [e for e in merged if e not in selected]
+    return sorted(rest, key=lambda e: -e.support)[:lr]
+
+
+def demonstrations(failures: Sequence[Trajectory], count: int) -> list[Edit]:
+    """Worked examples of failed train items: each item's input, quoted, and its expected answer
+    (the first, when it has several), `count` at most, one per input."""
+    edits: list[Edit] = []
+    seen: set[str] = set()
+    for t in failures:
+        if len(edits) >= count:
+            break
+        text = " ".join(t.item.input.split())
+        if not t.item.answers or not text or len(text) > DEMONSTRATION_CHARS or text in seen:
+            continue
+        seen.add(text)
+        content = f'Example: "{text}" -> {t.item.answers[0]}'
+        edits.append(Edit("add", content, None, "a worked example of a failed train item"))
+    return edits
