@@ -191,7 +191,7 @@ class GateResult(Record):
     after: float | None = None
     regressions: list[str] = []  # gate items that passed before and fail with the candidate
     candidate: str | None = None  # its hash
-    source: str = "selected"  # which of the step's candidates (runtime/tries.py)
+    source: str | None = None  # which of the step's candidates (runtime/tries.py); None: none
 
 
 class GateDecided(Event):

@@ -194,7 +194,7 @@ def _decision(event: StepFinished) -> Decision:
         after=d.after,
         reason=d.reason,
         regressions=len(d.regressions),
-        source=d.source,
+        source=d.source or "selected",
     )
 
 

@@ -26,6 +26,16 @@ Scores = dict[str, tuple[float, float]]  # item key -> (hard, soft)
 Source = Literal["failures", "successes"]
 
 
+class Spent(BaseModel):
+    """Calls, tokens and USD paid."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = 0
+    tokens: int = 0
+    usd: float = 0.0
+
+
 class State(BaseModel):
     """Everything needed to continue a run after its last finished unit (state.json)."""
 
@@ -51,6 +61,7 @@ class State(BaseModel):
     stopped: BudgetStop | None = None
     stopped_early: EarlyStop | None = None
     elapsed_s: float = 0.0
+    spent: Spent = Spent()  # what the run had paid when this state was saved
     baseline_s: float = 0.0  # how long the baseline took: the pace a time budget plans with
 
 

@@ -4,7 +4,8 @@ When the gate rejects a step's candidate, the step may score the next one, up to
 candidates in all, each tested at the confidence they share (compiler/gate_bound.py). In order:
 
 1. `near_miss`: the selected edits together with those of earlier near misses — candidates the
-   gate refused although they fixed more gate items than they broke. Two rules that each fix
+   gate refused although they fixed more gate items than they broke (a step that accepts none
+   keeps its best one; the newest NEAR_MISSES are kept). Two rules that each fix
    three items are luck alone and believed together (GEPA keeps a frontier of candidates that
    win on different items for the same reason). Tried only when this step's candidate is a near
    miss itself.

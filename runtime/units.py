@@ -6,6 +6,10 @@ test (phases that share a `step` number). The final test's worst case is held fr
 a run starts, so a run that starts can always score it. A time budget cannot be held: a step
 starts only while the time left holds about one more step (as long as the last one) and the
 final test (at the baseline's pace).
+
+A resumed run holds the unit it resumes in less what earlier sessions already paid toward it:
+those calls are answered again from the response cache for free, so the unit costs no more in
+all than its worst case, and the run stops where an uninterrupted one would.
 """
 
 from __future__ import annotations
@@ -24,12 +28,26 @@ class Units:
         self.final_test: Hold | None = None
         self.current: tuple[int, Hold, float] | None = None  # step, hold, when it started
         self.last_step_s = 0.0
+        self.paid = Amount()  # what earlier sessions paid toward the unit the run resumes in
 
-    async def hold_final_test(self, next_phase: int) -> None:
+    async def hold_final_test(self, next_phase: int, paid: Amount | None = None) -> None:
         """Hold the final test's worst case if it is still to come (BudgetExhausted if not
-        even that can be paid)."""
+        even that can be paid). `paid`: what earlier sessions paid toward the unit that starts
+        at `next_phase` (a resumed run's unfinished unit)."""
+        self.paid = paid or Amount()
         tests = [p for p in self.job.phases[next_phase:] if isinstance(p, FinalTest)]
-        self.final_test = await self.ledger.hold(worst(tests, self.models)) if tests else None
+        if not tests:
+            self.final_test = None
+            return
+        test_worst = worst(tests, self.models)
+        if tests[0] is self.job.phases[next_phase]:  # the run resumes in the final test
+            test_worst = self._less_paid(test_worst)
+        self.final_test = await self.ledger.hold(test_worst)
+
+    def _less_paid(self, amount: Amount) -> Amount:
+        """`amount` less what earlier sessions paid toward it, once."""
+        less, self.paid = (amount - self.paid).floor(), Amount()
+        return less
 
     def starts(self, phase: Phase) -> bool:
         """Whether `phase` is the first of a unit not yet open."""
@@ -45,7 +63,7 @@ class Units:
         else:
             rest = [p for p in self.job.phases[index:] if p.step == phase.step]
             hold = await self.ledger.hold(
-                worst(rest, self.models), self._seconds(phase, baseline_s)
+                self._less_paid(worst(rest, self.models)), self._seconds(phase, baseline_s)
             )
         self.ledger.open = hold
         self.current = (phase.step, hold, self.ledger.elapsed())

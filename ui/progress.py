@@ -67,7 +67,7 @@ class Progress:
     def _step(self, r: StepResult) -> None:
         self.steps += 1
         d = r.decision
-        tried = "" if d.source == "selected" else f" ({d.source})"
+        tried = f" ({d.source})" if d.source not in (None, "selected") else ""
         verdict = f"accepted{tried}" if d.accepted else f"kept the skill ({d.reason})"
         elapsed = self.clock() - self.started
         left = self.total - r.step

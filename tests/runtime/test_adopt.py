@@ -21,6 +21,9 @@ from tests.ui.invoke import run
 LIVE = Path("skills/demo.md")
 
 
+SEED_5 = ("--set", "train.seed=5", "--set", "train.gate.tries=1")
+
+
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo project (recipe, imported recipe, live skill) with one finished run in `run/`."""
@@ -28,9 +31,9 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     here = Path.cwd()
     os.chdir(project)
     try:
-        # The demo's seed 5 accepts changes of every kind these tests need: adds, a replace
-        # (`c.old`) and a slow update's guidance.
-        code, _, err = run("run", "demo.skopt", "--out", "run", "--quiet", "--set", "train.seed=5")
+        # The demo's seed 5, one candidate a step, accepts changes of every kind these tests
+        # need: adds, a replace (`c.old`) and a slow update's guidance.
+        code, _, err = run("run", "demo.skopt", "--out", "run", "--quiet", *SEED_5)
     finally:
         os.chdir(here)
     assert code == 0, err

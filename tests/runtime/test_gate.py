@@ -3,9 +3,8 @@ in which `no_regression` and `min_delta` change what the gate decides."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 

@@ -36,6 +36,9 @@ SIZE = (120, 40)
 EPOCH = 1_800_000_000.0  # the journal's times, made fixed for snapshots
 NOW = EPOCH + 400
 
+# The demo run the review screens show: seed 5, one candidate a step.
+SEED_5 = ("--set", "train.seed=5", "--set", "train.gate.tries=1")
+
 
 def fixed_times(folder: Path) -> None:
     """The journal's `at` made one second per event from EPOCH (a snapshot shows durations)."""
@@ -51,9 +54,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo project with a finished run (`run/`) and a finished sweep (`sweep/`)."""
     project = demo_project(tmp_path_factory.mktemp("tui") / "project")
     with contextlib.chdir(project):
-        # seed 5: a run whose best skill takes changes of every kind (an add, a replace, a
-        # slow update's guidance) for the review screen
-        assert run("run", "demo.skopt", "--out", "run", "--quiet", "--set", "train.seed=5")[0] == 0
+        # seed 5, one candidate a step: a run whose best skill takes changes of every kind (an
+        # add, a replace, a slow update's guidance) for the review screen
+        assert run("run", "demo.skopt", "--out", "run", "--quiet", *SEED_5)[0] == 0
         assert run("run", "sweep.skopt", "--out", "sweep", "--quiet", "--parallel", "4")[0] == 0
     fixed_times(project / "run")
     for cell in (project / "sweep" / "cells").iterdir():
@@ -165,7 +168,7 @@ def test_q_stops_a_run_of_this_process_resumably(
     project: Path, slow_sim: None, tmp_path: Path
 ) -> None:
     """`skopt run --tui`: q stops the run as Ctrl-C does; --resume then ends it exactly."""
-    plan = compile_recipe("demo.skopt", ["train.seed=5"]).plan  # as `run/` was made
+    plan = compile_recipe("demo.skopt", ["train.seed=5", "train.gate.tries=1"]).plan  # as `run/`
     assert plan is not None
     source = PushSource(plan)
     runner = Background(lambda: launch_job(plan, Path("cut"), False, lambda *_: source))
