@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.conftest import ctrl_c_as_in_a_terminal
+
 RAY = str(Path(sys.executable).with_name("ray"))
 DEADLINE = 60.0
 # Find a dead node within a couple of seconds, not the default half a minute.
@@ -78,7 +80,8 @@ class Cluster:
     def _node(self, home: Path, *args: str) -> subprocess.Popen[bytes]:
         with (home / "node.log").open("wb") as log:  # the node writes to its own copy
             node = subprocess.Popen(
-                [RAY, "start", "--block", "--disable-usage-stats", *args],
+                # ray.cancel reaches a running task as a SIGINT
+                ctrl_c_as_in_a_terminal([RAY, "start", "--block", "--disable-usage-stats", *args]),
                 cwd=home,
                 stdout=log,
                 stderr=subprocess.STDOUT,
