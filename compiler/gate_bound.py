@@ -37,11 +37,17 @@ def tested_at(confidence: float, tries: int) -> float:
     return 1 - (1 - confidence) / tries if confidence > 0 else 0.0
 
 
-def fewest_fixes(confidence: float) -> int:
-    """The fewest items fixed, none broken, that the gate believes (0 when the test is off)."""
+def fewest_fixes(confidence: float, tries: int = 1) -> int:
+    """The fewest items fixed, none broken, that the gate believes of one of `tries` candidates
+    (0 when the test is off)."""
     if confidence <= 0:
         return 0
     fixed = 1
-    while not believed(fixed, 0, confidence):
+    while not believed(fixed, 0, tested_at(confidence, tries)):
         fixed += 1
     return fixed
+
+
+def stated(confidence: float, tries: int) -> str:
+    """How reasons and the plan name the test: `confidence 90%`, `… over 3 tries`."""
+    return f"confidence {confidence:.0%}" + (f" over {tries} tries" if tries > 1 else "")

@@ -22,7 +22,7 @@ from skopt.compiler.dataset import (
     batches,
     epoch_order,
 )
-from skopt.compiler.gate_bound import fewest_fixes, tested_at
+from skopt.compiler.gate_bound import fewest_fixes, stated
 from skopt.compiler.plan import (
     Aggregate,
     Baseline,
@@ -120,7 +120,7 @@ def build_job(
     gate_items = _gate_items(train, splits)
     if len(gate_items) < NOISY_GATE:
         diagnostics.append(_noisy_gate(train, len(gate_items), job_block))
-    if fewest_fixes(tested_at(train.gate.confidence, train.gate.tries)) > len(gate_items):
+    if fewest_fixes(train.gate.confidence, train.gate.tries) > len(gate_items):
         diagnostics.append(_deaf_gate(train, len(gate_items), job_block))
     per_epoch = steps_per_epoch(train, splits)
     total = per_epoch * train.epochs
@@ -184,10 +184,9 @@ def _deaf_gate(train: TrainSettings, size: int, job_block: Resolved) -> Diagnost
     gate = job_block.children["gate"]
     g = train.gate
     where = gate.span_of("confidence") if gate.written("confidence") else job_block.block.kind.span
-    shared = f" over {g.tries} tries" if g.tries > 1 else ""
     return warning(
-        f"the gate can accept no candidate: at confidence {g.confidence:.0%}{shared} it needs "
-        f"{fewest_fixes(tested_at(g.confidence, g.tries))} items fixed with none broken, "
+        f"the gate can accept no candidate: at {stated(g.confidence, g.tries)} it needs "
+        f"{fewest_fixes(g.confidence, g.tries)} items fixed with none broken, "
         f"and it scores {size}",
         where,
         "no step can be accepted",

@@ -34,7 +34,6 @@ from skopt.compiler.splits import Splits
 from skopt.compiler.tokens import counter_for
 from skopt.runtime import gate as gating
 from skopt.runtime.artifacts import RunFolder, write_atomic, write_json
-from skopt.runtime.bank import Amount
 from skopt.runtime.calls import gathered
 from skopt.runtime.candidate import edit_record, guarded, outcomes, prompt_json, with_guidance
 from skopt.runtime.edit_checks import Finding
@@ -64,7 +63,7 @@ from skopt.runtime.events import (
 from skopt.runtime.merge import chunks, merge_candidates, merge_patches
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, Record
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
-from skopt.runtime.state import Scores, Source, Spent, State, Step
+from skopt.runtime.state import Scores, Source, State, Step
 from skopt.runtime.tries import NearMiss, demonstrations, kept, left_out, with_near_misses
 from skopt.runtime.tries import Source as TrySource
 from skopt.runtime.units import Units
@@ -114,9 +113,8 @@ class Engine:
         phases = self.job.phases
         # Paid since the last save: calls of the unit this run resumes in, which the cache
         # answers again for free.
-        saved = self.state.spent
-        paid = self.ledger.spent.amount - Amount(saved.calls, saved.tokens, saved.usd)
-        await self.units.hold_final_test(self.state.next_phase, paid.floor())
+        paid = (self.ledger.spent.amount - self.state.spent).floor()
+        await self.units.hold_final_test(self.state.next_phase, paid)
         while self.state.next_phase < len(phases):
             index = self.state.next_phase
             phase = phases[index]
@@ -178,8 +176,7 @@ class Engine:
 
     def save(self) -> None:
         self.state.elapsed_s = self.ledger.elapsed()  # the time budget counts every session
-        spent = self.ledger.spent
-        self.state.spent = Spent(calls=spent.calls, tokens=spent.tokens, usd=spent.usd)
+        self.state.spent = self.ledger.spent.amount
         write_atomic(self.folder.state, self.state.model_dump_json(indent=2) + "\n")
 
     # -- helpers --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from skopt.compiler.gate_bound import believed, fewest_fixes, luck, tested_at
+from skopt.compiler.gate_bound import believed, fewest_fixes, luck, stated, tested_at
 from skopt.compiler.plan import GateSettings
 from skopt.runtime.events import GateResult
 
@@ -101,11 +101,10 @@ def decide(current: Scores, candidate: Scores, gate: GateSettings) -> Decision:
         return Decision(False, before, after, reason, regressions, **items)
     confidence = tested_at(gate.confidence, gate.tries)
     if not believed(fixed, broken, confidence):
-        shared = f" over {gate.tries} tries" if gate.tries > 1 else ""
         reason = (
             f"{after:.4f} beats {before:.4f}, but {tally} is luck with "
-            f"{_p(luck(fixed, broken))} (confidence {gate.confidence:.0%}{shared} needs p ≤ "
-            f"{1 - confidence:.3f}: at least {fewest_fixes(confidence)} fixed "
+            f"{_p(luck(fixed, broken))} ({stated(gate.confidence, gate.tries)} needs p ≤ "
+            f"{1 - confidence:.3f}: at least {fewest_fixes(gate.confidence, gate.tries)} fixed "
             "with none broken)"
         )
         return Decision(False, before, after, reason, regressions, **items)

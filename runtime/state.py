@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skopt.runtime.bank import Amount
 from skopt.runtime.edits import Edit, SizeLimit
 from skopt.runtime.events import (
     BudgetStop,
@@ -24,16 +25,6 @@ from skopt.runtime.tries import NearMiss
 
 Scores = dict[str, tuple[float, float]]  # item key -> (hard, soft)
 Source = Literal["failures", "successes"]
-
-
-class Spent(BaseModel):
-    """Calls, tokens and USD paid."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    calls: int = 0
-    tokens: int = 0
-    usd: float = 0.0
 
 
 class State(BaseModel):
@@ -61,7 +52,7 @@ class State(BaseModel):
     stopped: BudgetStop | None = None
     stopped_early: EarlyStop | None = None
     elapsed_s: float = 0.0
-    spent: Spent = Spent()  # what the run had paid when this state was saved
+    spent: Amount = Amount()  # what the run had paid when this state was saved
     baseline_s: float = 0.0  # how long the baseline took: the pace a time budget plans with
 
 

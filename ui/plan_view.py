@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from skopt.compiler.cost import add
-from skopt.compiler.gate_bound import fewest_fixes, tested_at
+from skopt.compiler.gate_bound import fewest_fixes, stated
 from skopt.compiler.night_calls import split_sizes
 from skopt.compiler.plan import (
     PHASE_ORDER,
@@ -108,10 +108,10 @@ def _gate_bound(job: Job) -> str:
     g = job.train.gate
     size = getattr(job.splits, g.split)
     items = min(g.samples, size) if g.samples else size
-    fewest = fewest_fixes(tested_at(g.confidence, g.tries))
+    fewest = fewest_fixes(g.confidence, g.tries)
     if not fewest:
         return f"gate confidence off: any gain above min_delta on {items} items is accepted"
-    at = f"gate confidence {g.confidence:.0%}" + (f" over {g.tries} tries" if g.tries > 1 else "")
+    at = f"gate {stated(g.confidence, g.tries)}"
     if fewest > items:
         return f"{at}: no gain on {items} items can be accepted"
     return (
