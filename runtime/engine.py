@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict
-from typing import NamedTuple
 
 from skopt.compiler.dataset import Item, batches, epoch_order
 from skopt.compiler.phases import minibatches
@@ -63,19 +62,10 @@ from skopt.runtime.events import (
 from skopt.runtime.merge import chunks, merge_candidates, merge_patches
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, Record
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
-from skopt.runtime.state import Scores, Source, State, Step
+from skopt.runtime.state import Scores, Source, State, Step, Tried
 from skopt.runtime.tries import NearMiss, demonstrations, kept, left_out, with_near_misses
 from skopt.runtime.tries import Source as TrySource
 from skopt.runtime.units import Units
-
-
-class Tried(NamedTuple):
-    """One candidate a step scored: the gate's decision, where it came from, the edits applied."""
-
-    decision: gating.Decision
-    source: TrySource
-    applied: list[EditRecord]
-
 
 # A sweep's early stopping, for one cell: (step, total steps, gate score) -> go on?
 GoesOn = Callable[[int, int, float], Awaitable[bool]]
@@ -392,21 +382,17 @@ class Engine:
         """Score the step's candidate, then the next ones (runtime/tries.py) while the gate
         rejects them and `gate tries` allows; the last decision is the step's. A step that
         accepts none keeps its best near miss for the steps after it."""
-        s = self.state
-        tried: list[Tried] = []
+        s, tried = self.state, step.tries
         if step.candidate is not None:
             applied = [o.edit for o in step.outcomes if o.status == "applied"]
-            decided = await self._decide(step, step.candidate, "selected", step.selected)
-            tried.append(Tried(decided, "selected", applied))
+            await self._decide(step, step.candidate, applied, "selected", step.selected)
         first_missed = bool(tried) and tried[0].decision.near_miss
         for source, edits in self._next_tries(step, first_missed):
             if (tried and tried[-1].decision.accepted) or len(tried) >= self.train.gate.tries:
                 break
             built = self._built(step, source, edits)
             if built is not None:
-                candidate, applied = built
-                decided = await self._decide(step, candidate, source, edits)
-                tried.append(Tried(decided, source, applied))
+                await self._decide(step, *built, source, edits)
         if not tried:
             return GateResult(accepted=False, reason="no candidate")
         last = tried[-1]
@@ -424,7 +410,7 @@ class Engine:
                     broken=list(best.decision.broken),
                 ),
             )
-        return step.tries[-1]
+        return last.result
 
     def _next_tries(self, step: Step, near_miss: bool) -> Iterator[tuple[TrySource, list[Edit]]]:
         """The step's other candidates, as edits to the current skill, in the order tried."""
@@ -446,7 +432,8 @@ class Engine:
         skill = self.state.current_skill
         applied = apply_edits(skill, edits, gold_answers=self.leaks, limit=step.limit)
         candidate, made = applied.skill, outcomes(applied)
-        new = candidate != skill and skill_hash(candidate) not in {t.candidate for t in step.tries}
+        scored = {t.result.candidate for t in step.tries}
+        new = candidate != skill and skill_hash(candidate) not in scored
         self.journal.emit(
             CandidateBuilt(
                 step=step.number,
@@ -461,14 +448,20 @@ class Engine:
         return (candidate, [o.edit for o in made if o.status == "applied"]) if new else None
 
     async def _decide(
-        self, step: Step, candidate: str, source: TrySource, edits: list[Edit]
-    ) -> gating.Decision:
-        """Score a candidate on the gate split and accept or reject it."""
+        self,
+        step: Step,
+        candidate: str,
+        applied: list[EditRecord],
+        source: TrySource,
+        edits: list[Edit],
+    ) -> None:
+        """Score a candidate (made by `edits`, of which `applied` applied) on the gate split,
+        accept or reject it, and add it to the step's tries."""
         s = self.state
         scores = await self.score_on_gate(candidate, "gate")
         verdict = gating.decide(s.current_scores, scores, self.train.gate)
         decision = verdict.result(skill_hash(candidate), source)
-        step.tries.append(decision)
+        step.tries.append(Tried(verdict, decision, source, applied))
         items = {
             key: ItemScores(before=s.current_scores.get(key, (0.0, 0.0))[0], after=hard)
             for key, (hard, _) in scores.items()
@@ -484,7 +477,6 @@ class Engine:
                 f"- rejected ({verdict.before:.3f} -> {verdict.after:.3f}): {e.content[:160]}"
                 for e in edits
             ]
-        return verdict
 
     def _write_step(self, step: Step, decision: GateResult) -> None:
         """The step's folder: its record, rollouts, candidate and optimizer answers."""
@@ -500,7 +492,7 @@ class Engine:
             outcomes=step.outcomes,
             refused=step.refused,
             decision=decision,
-            tries=step.tries,
+            tries=[t.result for t in step.tries],
         )
         folder = self.folder.step(step.number)
         write_atomic(folder / "record.json", record.model_dump_json(indent=2, exclude_none=True))

@@ -19,9 +19,11 @@ from skopt.runtime.events import (
     GateResult,
     StepResult,
 )
+from skopt.runtime.gate import Decision
 from skopt.runtime.optimizer import Patch, Record
 from skopt.runtime.scoring import Trajectory
 from skopt.runtime.tries import NearMiss
+from skopt.runtime.tries import Source as TrySource
 
 Scores = dict[str, tuple[float, float]]  # item key -> (hard, soft)
 Source = Literal["failures", "successes"]
@@ -56,6 +58,17 @@ class State(BaseModel):
     baseline_s: float = 0.0  # how long the baseline took: the pace a time budget plans with
 
 
+@dataclass(frozen=True, slots=True)
+class Tried:
+    """One candidate a step scored: the gate's decision (and as the journal records it), where
+    the candidate came from (runtime/tries.py), the edits that made it."""
+
+    decision: Decision
+    result: GateResult
+    source: TrySource
+    applied: list[EditRecord]
+
+
 @dataclass
 class Step:
     """What the phases of the step under way hand each other."""
@@ -73,7 +86,7 @@ class Step:
     refused: str | None = None
     candidate: str | None = None
     limit: SizeLimit | None = None  # the plan's bound on the skill's size, for every candidate
-    tries: list[GateResult] = field(default_factory=list)  # the gate's decisions, in order
+    tries: list[Tried] = field(default_factory=list)  # the candidates scored, in order
     answers: list[Record] = field(default_factory=list)  # the optimizer's, this step
 
     @property
