@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from skopt.compiler.compile import compile_recipe
-from skopt.compiler.plan import Plan
+from skopt.compiler.plan import Job, Plan
 from skopt.runtime.artifacts import RunFolder
 from skopt.runtime.cache import ResponseCache
 from skopt.runtime.events import BaselineScored, CallEvent, Event, RunStarted
@@ -57,12 +57,18 @@ def test_actual_calls_fall_inside_the_plan(tmp_path: Path, name: str) -> None:
     for number, job in enumerate(result.plan.jobs):
         cell = result.plan.model_copy(update={"jobs": [job]})
         assert start(cell, RunFolder(tmp_path / str(number))).exit is Exit.OK
-        actual = Counter((e["phase"], e["role"]) for e in events(tmp_path / str(number)))
-        totals = {(t.phase, t.role): t.calls for t in job.totals}
-        for key, planned in totals.items():
-            count = actual.get(key, 0)
-            assert planned.min <= count <= planned.max, (job.name, key, count, planned)
-        assert set(actual) <= set(totals)
+        assert_calls_inside(job, tmp_path / str(number))
+
+
+def assert_calls_inside(job: Job, folder: Path) -> Counter[tuple[str, str]]:
+    """Every (phase, role)'s calls inside the plan's [min, max]; the counts."""
+    actual = Counter((e["phase"], e["role"]) for e in events(folder))
+    totals = {(t.phase, t.role): t.calls for t in job.totals}
+    for key, planned in totals.items():
+        count = actual.get(key, 0)
+        assert planned.min <= count <= planned.max, (job.name, key, count, planned)
+    assert set(actual) <= set(totals)
+    return actual
 
 
 class StopAfter:

@@ -4,7 +4,6 @@ engine scores them in, the shared confidence, the plan's ranges and resume."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,9 @@ from skopt.runtime.tries import (
     left_out,
     with_near_misses,
 )
-from tests.conftest import RECIPES, call_events
+from tests.conftest import RECIPES
+from tests.runtime.test_run import StopAfter, assert_calls_inside, results
+from tests.runtime.test_skill_bound import assert_inside
 
 ORDER = ["selected", "near_miss", "next", "demonstrations"]
 
@@ -167,21 +168,16 @@ def test_demonstrations_come_from_the_steps_failed_train_items(strict_run: Path)
             assert not any(text in e.content for text in held_out)
 
 
-def test_actual_calls_fall_inside_the_plan_with_tries(strict_run: Path) -> None:
+def test_actual_calls_and_tokens_fall_inside_the_plan_with_tries(strict_run: Path) -> None:
     job = strict_plan().jobs[0]
-    actual = Counter((e["phase"], e["role"]) for e in call_events(strict_run))
-    totals = {(t.phase, t.role): t.calls for t in job.totals}
-    for key, planned in totals.items():
-        assert planned.min <= actual.get(key, 0) <= planned.max, (key, actual.get(key), planned)
-    gate_calls = actual["gate", "target"]
-    assert gate_calls > sum(1 for _ in read_journal(RunFolder(strict_run).events).steps) * 24
+    actual = assert_calls_inside(job, strict_run)
+    assert_inside(job, strict_run)  # input tokens too
+    assert actual["gate", "target"] > len(read_journal(RunFolder(strict_run).events).steps) * 24
 
 
 def test_a_run_cut_after_a_near_miss_resumes_to_the_same_skills(
     strict_run: Path, tmp_path: Path
 ) -> None:
-    from tests.runtime.test_run import StopAfter, results
-
     cut = tmp_path / "cut"
     with pytest.raises(KeyboardInterrupt):
         start(strict_plan(), RunFolder(cut), StopAfter(450))
