@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +26,6 @@ class TextSnapshot(SingleFileSnapshotExtension):
 class JsonSnapshot(SingleFileSnapshotExtension):
     _write_mode = WriteMode.TEXT
     _file_extension = "json"
-
-
-# Run a command with SIGINT at its default, then exec it.
-_DEFAULT_SIGINT = (
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "os.execvp(sys.argv[1], sys.argv[1:])"
-)
-
-
-def ctrl_c_as_in_a_terminal(command: list[str]) -> list[str]:
-    """`command`, started so that a Ctrl-C (SIGINT) reaches it as it would in a terminal. A
-    shell's background job (a CI run started with `&`) inherits SIGINT ignored, and so would
-    every process the tests start. A `preexec_fn` cannot reset it once Ray is imported: its
-    fork handlers fail in the child."""
-    return [sys.executable, "-c", _DEFAULT_SIGINT, *command]
 
 
 @pytest.fixture

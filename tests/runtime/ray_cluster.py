@@ -21,12 +21,25 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.conftest import ctrl_c_as_in_a_terminal
-
 RAY = str(Path(sys.executable).with_name("ray"))
 DEADLINE = 60.0
 # Find a dead node within a couple of seconds, not the default half a minute.
 FAST_FAILURE = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "3"}
+
+
+# Run a command with SIGINT at its default, then exec it.
+_DEFAULT_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+
+
+def ctrl_c_as_in_a_terminal(command: list[str]) -> list[str]:
+    """`command`, started so that a Ctrl-C (SIGINT) reaches it as it would in a terminal. A
+    shell's background job (a CI run started with `&`) inherits SIGINT ignored, and so would
+    every process the tests start. A `preexec_fn` cannot reset it once Ray is imported: its
+    fork handlers fail in the child."""
+    return [sys.executable, "-c", _DEFAULT_SIGINT, *command]
 
 
 def free_port() -> int:

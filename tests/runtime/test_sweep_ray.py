@@ -18,12 +18,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ctrl_c_as_in_a_terminal
 from tests.runtime.test_kill_resume import results
 
 ray = pytest.importorskip("ray", reason="the Ray tests need the extra: pip install -e '.[ray]'")
 
-from tests.runtime.ray_cluster import Cluster, new_cluster  # noqa: E402
+from tests.runtime.ray_cluster import Cluster, ctrl_c_as_in_a_terminal, new_cluster  # noqa: E402
 
 SKOPT = [sys.executable, "-c", "from skopt.ui.cli import main; main()"]
 DEADLINE = 240.0
