@@ -63,7 +63,14 @@ from skopt.runtime.merge import chunks, merge_candidates, merge_patches
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, Record
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
 from skopt.runtime.state import Scores, Source, State, Step, Tried
-from skopt.runtime.tries import NearMiss, demonstrations, kept, left_out, with_near_misses
+from skopt.runtime.tries import (
+    NearMiss,
+    counterweights,
+    demonstrations,
+    kept,
+    left_out,
+    with_near_misses,
+)
 from skopt.runtime.tries import Source as TrySource
 from skopt.runtime.units import Units
 
@@ -420,7 +427,9 @@ class Engine:
                 yield "near_miss", with_near_misses(step.selected, self.state.near_misses)
             yield "next", left_out(step.merged, step.selected, lr)
         if self.train.demonstrations:
-            yield "demonstrations", demonstrations(step.failures, lr)
+            skill, labels = self.state.current_skill, self.optimizer.labels
+            shown = demonstrations(step.failures, lr, skill)
+            yield "demonstrations", shown + counterweights(shown, skill, self.splits.train, labels)
 
     def _built(
         self, step: Step, source: TrySource, edits: list[Edit]

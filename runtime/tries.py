@@ -11,20 +11,26 @@ candidates in all, each tested at the confidence they share (compiler/gate_bound
    miss itself.
 2. `next`: the merged edits that selection left out, as many as the learning rate.
 3. `demonstrations` (`train demonstrations = on`): worked examples of the step's failed train
-   items, `Example: "input" -> expected answer`, as many as the learning rate. They come from the
-   train split only; the leakage guard checks them like any edit.
+   items, `Example: "input" -> expected answer`, as many as the learning rate. With a classify
+   env's declared labels, each label that neither those examples nor the skill show gets one
+   counterweight: a right example of it from the train split, since a small model answers with
+   the labels its examples show. They come from the train split only; the leakage guard checks
+   them like any edit.
 
 Pure functions; the engine scores what they make and keeps the near misses in its state.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skopt.compiler.dataset import Item
 from skopt.runtime.edits import Edit
+from skopt.runtime.envs.text import label_key
 from skopt.runtime.events import EditRecord
 from skopt.runtime.scoring import Trajectory
 
@@ -70,18 +76,50 @@ def left_out(merged: Sequence[Edit], selected: Sequence[Edit], lr: int) -> list[
     return sorted(rest, key=lambda e: -e.support)[:lr]
 
 
-def demonstrations(failures: Sequence[Trajectory], count: int) -> list[Edit]:
+def demonstrations(failures: Sequence[Trajectory], count: int, skill: str = "") -> list[Edit]:
     """Worked examples of failed train items: each item's input, quoted, and its expected answer
-    (the first, when it has several), `count` at most, one per input."""
+    (the first, when it has several), `count` at most, one per input that the skill does not
+    quote already."""
     edits: list[Edit] = []
-    seen: set[str] = set()
     for t in failures:
         if len(edits) >= count:
             break
-        text = " ".join(t.item.input.split())
-        if not t.item.answers or not text or len(text) > DEMONSTRATION_CHARS or text in seen:
-            continue
-        seen.add(text)
-        content = f'Example: "{text}" -> {t.item.answers[0]}'
-        edits.append(Edit("add", content, None, "a worked example of a failed train item"))
+        if (shown := _example(t.item, edits, skill)) is not None:
+            edits.append(Edit("add", shown, None, "a worked example of a failed train item"))
     return edits
+
+
+def counterweights(
+    shown: Sequence[Edit], skill: str, train: Sequence[Item], labels: Sequence[str]
+) -> list[Edit]:
+    """For each label that neither the `shown` examples nor the skill give, one example of it:
+    the first train item with that answer. None when nothing is shown."""
+    if not shown:
+        return []
+    edits: list[Edit] = []
+    for label in labels:
+        made = [*shown, *edits]
+        if _gives(skill, label) or any(_gives(e.content, label) for e in made):
+            continue
+        key = label_key(label)
+        of_label = (i for i in train if i.answers and label_key(i.answers[0]) == key)
+        if example := next(filter(None, (_example(i, made, skill) for i in of_label)), None):
+            edits.append(Edit("add", example, None, f"a counterweight: an example of {label}"))
+    return edits
+
+
+def _example(item: Item, made: Sequence[Edit], skill: str) -> str | None:
+    """`Example: "input" -> answer` for `item`; None when the item makes none (no answer, an
+    input too long) or its input is already quoted in `made` or in the skill."""
+    text = " ".join(item.input.split())
+    if not item.answers or not text or len(text) > DEMONSTRATION_CHARS:
+        return None
+    quoted = f'"{text}"'
+    if quoted in skill or any(quoted in e.content for e in made):
+        return None
+    return f"Example: {quoted} -> {item.answers[0]}"
+
+
+def _gives(text: str, label: str) -> bool:
+    """Whether `text` holds an example that ends in `label` (`-> label`)."""
+    return re.search(rf"->\s*{re.escape(label)}(?!\w)", text, re.IGNORECASE) is not None

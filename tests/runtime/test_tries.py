@@ -23,6 +23,7 @@ from skopt.runtime.scoring import Trajectory
 from skopt.runtime.tries import (
     NEAR_MISSES,
     NearMiss,
+    counterweights,
     demonstrations,
     kept,
     left_out,
@@ -59,6 +60,38 @@ def test_demonstrations_quote_failed_items_with_their_expected_answer() -> None:
     ]
     assert all(e.op == "add" and e.anchor is None for e in edits)
     assert demonstrations(failures, 0) == []
+
+
+def test_demonstrations_skip_an_input_the_skill_quotes() -> None:
+    failures = [
+        failed("a", "I was charged twice", "billing"),
+        failed("b", "Parcel late", "logistics"),
+    ]
+    skill = 'Route tickets.\n\nExample: "I was charged twice" -> billing\n'
+    assert [e.content for e in demonstrations(failures, 2, skill)] == [
+        'Example: "Parcel late" -> logistics'
+    ]
+
+
+LABELS = ["billing", "tech", "accounts", "logistics"]
+TRAIN = [
+    Item("t1", "My lawyer will call about the charge", ("billing",)),
+    Item("t2", "I was charged twice", ("billing",)),
+    Item("t3", "x" * 301, ("tech",)),  # too long to quote
+    Item("t4", "The app crashes", ("Tech",)),  # labels compare as the env compares them
+    Item("t5", "Parcel late", ("logistics",)),
+]
+
+
+def test_counterweights_give_each_label_the_examples_and_skill_leave_out_one_example() -> None:
+    shown = demonstrations([failed("t1", "My lawyer will call about the charge", "billing")], 3)
+    skill = 'Route tickets.\n\nParcels: "Where is it?" -> LOGISTICS.\n'
+    made = counterweights(shown, skill, TRAIN, LABELS)
+    # billing is shown, logistics is in the skill, accounts has no train item
+    assert [e.content for e in made] == ['Example: "The app crashes" -> Tech']
+    assert made[0].rationale == "a counterweight: an example of tech"
+    assert counterweights([], "", TRAIN, LABELS) == []  # nothing shown: nothing to balance
+    assert counterweights(shown, "", TRAIN, []) == []  # no declared labels
 
 
 def test_near_misses_join_the_selected_edits_newest_first_once_each() -> None:
