@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from skopt.compiler import synthetic
 from skopt.compiler.compile import compile_recipe
 from skopt.compiler.dataset import Item
 from skopt.compiler.gate_bound import luck
@@ -217,3 +218,59 @@ def test_a_run_cut_after_a_near_miss_resumes_to_the_same_skills(
     assert json.loads((cut / "state.json").read_text())["near_misses"]  # cut with a pool
     assert resume(cut).exit is Exit.OK
     assert results(cut) == results(strict_run)
+
+
+# -- counterweights in a classify env (the simulated target answers the synthetic cases) ---------
+
+CLASSIFY = """skopt 1
+model sim {{
+  provider = sim
+}}
+env codes {{
+  kind   = classify
+  data   = "codes.jsonl"
+  labels = [{labels}]
+  split {{ train = 60%, valid = 20%, test = 20%, seed = 42 }}
+}}
+train {{
+  target         = sim
+  optimizer      = sim
+  skill          = "skill.md"
+  epochs         = 1
+  batch_size     = 8
+  lr             = constant(1)
+  demonstrations = on
+  seed           = 4
+  gate {{ split = valid, confidence = 0.99 }}
+}}
+"""
+
+
+def test_demonstrations_in_a_classify_env_carry_counterweights_from_train(tmp_path: Path) -> None:
+    cases = synthetic.items(8, 120, seed=1)
+    (tmp_path / "codes.jsonl").write_text(
+        "".join(json.dumps({"input": i.input, "answer": i.answers[0]}) + "\n" for i in cases)
+    )
+    labels = sorted({i.answers[0] for i in cases})
+    (tmp_path / "skill.md").write_text("# House codes\n")
+    recipe = tmp_path / "codes.skopt"
+    recipe.write_text(CLASSIFY.format(labels=", ".join(f'"{c}"' for c in labels)))
+    result = compile_recipe(str(recipe))
+    assert result.plan is not None, result.diagnostics
+    folder = tmp_path / "run"
+    assert start(result.plan, RunFolder(folder)).exit is Exit.OK
+    train = {
+        " ".join(i.input.split()): i.answers[0] for i in load_splits(result.plan.envs[0]).train
+    }
+    built = [c for c in read_journal(RunFolder(folder).events).of(CandidateBuilt)]
+    shown = [c for c in built if c.source == "demonstrations"]
+    assert shown
+    for c in shown:
+        failures = [e for e in c.selected if e.rationale.startswith("a worked example")]
+        weights = [e for e in c.selected if e.rationale.startswith("a counterweight")]
+        assert len(failures) == 1 and weights  # lr 1: one failure, and labels it leaves out
+        given = [e.content.rsplit(" -> ", 1)[1] for e in c.selected]
+        assert sorted(given) == sorted(set(given))  # each label once
+        for e in c.selected:
+            quoted, label = e.content.removeprefix('Example: "').rsplit('" -> ', 1)
+            assert train[quoted] == label  # a train item, with its own answer
