@@ -43,12 +43,13 @@ class StepShape:
 def candidates(shape: StepShape, outcome: Outcome, has_edits: bool) -> int:
     """The most candidates a step can score (runtime/tries.py), `gate tries` at most:
     - the selected edits (or a rewrite), when the reflections gave edits;
-    - in patch mode, those edits with an earlier step's near miss;
     - in patch mode, the merged edits that selection left out, when they outnumber the lr;
-    - worked examples of the step's failures, with demonstrations on."""
-    patch = has_edits and shape.mode == "patch"
-    made = has_edits + patch + (patch and outcome.over_lr)
+    - worked examples of the step's failures, with demonstrations on;
+    - in patch mode, after the step's first near miss, its edits with earlier near misses'."""
+    patch = shape.mode == "patch"
+    made = has_edits + (has_edits and patch and outcome.over_lr)
     made += bool(shape.demonstrations and outcome.failures)
+    made += patch and made > 0
     return min(made, shape.tries)
 
 

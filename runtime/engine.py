@@ -393,8 +393,7 @@ class Engine:
         if step.candidate is not None:
             applied = [o.edit for o in step.outcomes if o.status == "applied"]
             await self._decide(step, step.candidate, applied, "selected", step.selected)
-        first_missed = bool(tried) and tried[0].decision.near_miss
-        for source, edits in self._next_tries(step, first_missed):
+        for source, edits in self._next_tries(step):
             if (tried and tried[-1].decision.accepted) or len(tried) >= self.train.gate.tries:
                 break
             built = self._built(step, source, edits)
@@ -419,17 +418,27 @@ class Engine:
             )
         return last.result
 
-    def _next_tries(self, step: Step, near_miss: bool) -> Iterator[tuple[TrySource, list[Edit]]]:
-        """The step's other candidates, as edits to the current skill, in the order tried."""
+    def _next_tries(self, step: Step) -> Iterator[tuple[TrySource, list[Edit]]]:
+        """The step's other candidates, as edits to the current skill, in the order tried. Read
+        after each decision: the step's first near miss is followed by its edits merged with the
+        pool's (once a step, in patch mode)."""
         lr = step.lr if step.lr is not None else self._max_edits()
+        merge = self.train.mode == "patch" and bool(self.state.near_misses)
+        sources: list[TrySource | None] = [None]  # None: what the step has tried already
         if self.train.mode == "patch":
-            if near_miss and self.state.near_misses:
-                yield "near_miss", with_near_misses(step.selected, self.state.near_misses)
-            yield "next", left_out(step.merged, step.selected, lr)
+            sources.append("next")
         if self.train.demonstrations:
-            skill, labels = self.state.current_skill, self.optimizer.labels
-            shown = demonstrations(step.failures, lr, skill)
-            yield "demonstrations", shown + counterweights(shown, skill, self.splits.train, labels)
+            sources.append("demonstrations")
+        for source in sources:
+            if source == "next":
+                yield source, left_out(step.merged, step.selected, lr)
+            elif source == "demonstrations":
+                skill, labels = self.state.current_skill, self.optimizer.labels
+                shown = demonstrations(step.failures, lr, skill)
+                yield source, shown + counterweights(shown, skill, self.splits.train, labels)
+            if merge and step.tries and step.tries[-1].decision.near_miss:
+                merge = False
+                yield "near_miss", with_near_misses(step.tries[-1].applied, self.state.near_misses)
 
     def _built(
         self, step: Step, source: TrySource, edits: list[Edit]

@@ -3,19 +3,19 @@
 When the gate rejects a step's candidate, the step may score the next one, up to `gate tries`
 candidates in all, each tested at the confidence they share (compiler/gate_bound.py). In order:
 
-1. `near_miss`: the selected edits together with those of earlier near misses — candidates the
-   gate refused although they fixed more gate items than they broke (a step that accepts none
-   keeps its best one; the newest NEAR_MISSES are kept). Two rules that each fix
-   three items are luck alone and believed together (GEPA keeps a frontier of candidates that
-   win on different items for the same reason). Tried only when this step's candidate is a near
-   miss itself.
-2. `next`: the merged edits that selection left out, as many as the learning rate.
-3. `demonstrations` (`train demonstrations = on`): worked examples of the step's failed train
+1. `next`: the merged edits that selection left out, as many as the learning rate.
+2. `demonstrations` (`train demonstrations = on`): worked examples of the step's failed train
    items, `Example: "input" -> expected answer`, as many as the learning rate. With a classify
    env's declared labels, each label that neither those examples nor the skill show gets one
    counterweight: a right example of it from the train split, since a small model answers with
    the labels its examples show. They come from the train split only; the leakage guard checks
    them like any edit.
+
+Right after the step's first near miss — a candidate the gate refused although it fixed more
+gate items than it broke — comes `near_miss`: its edits together with those of earlier near
+misses (a step that accepts none keeps its best one; the newest NEAR_MISSES are kept). Two rules
+that each fix three items are luck alone and believed together (GEPA keeps a frontier of
+candidates that win on different items for the same reason).
 
 Pure functions; the engine scores what they make and keeps the near misses in its state.
 """
@@ -58,15 +58,15 @@ def kept(pool: Sequence[NearMiss], new: NearMiss) -> list[NearMiss]:
     return [*rest, new][-NEAR_MISSES:]
 
 
-def with_near_misses(selected: Sequence[Edit], pool: Sequence[NearMiss]) -> list[Edit]:
-    """The selected edits, then each near miss's (newest first) that is not among them."""
-    edits = list(selected)
-    seen = {(e.op, e.anchor, e.content) for e in edits}
-    for miss in reversed(pool):
-        for r in miss.edits:
-            if (r.op, r.anchor, r.content) not in seen:
-                seen.add((r.op, r.anchor, r.content))
-                edits.append(Edit(r.op, r.content, r.anchor, r.rationale, r.support))
+def with_near_misses(first: Sequence[EditRecord], pool: Sequence[NearMiss]) -> list[Edit]:
+    """The edits of this step's near miss, then each pooled near miss's (newest first) that is
+    not among them."""
+    edits: list[Edit] = []
+    seen: set[tuple[str, str | None, str]] = set()
+    for r in [*first, *(r for miss in reversed(pool) for r in miss.edits)]:
+        if (r.op, r.anchor, r.content) not in seen:
+            seen.add((r.op, r.anchor, r.content))
+            edits.append(Edit(r.op, r.content, r.anchor, r.rationale, r.support))
     return edits
 
 

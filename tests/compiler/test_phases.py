@@ -79,9 +79,12 @@ def test_gate_maximum_counts_every_candidate_a_step_can_make() -> None:
     assert P.explain_step(shape(mode="rewrite", tries=3))["gate", "target"].max == 20
     rewrite = shape(mode="rewrite", tries=3, demonstrations=True)
     assert P.explain_step(rewrite)["gate", "target"].max == 40
-    # with no usable reflection, only demonstrations can be scored, and only of failures
+    # with no usable reflection, only demonstrations can be scored (and, in patch mode, their
+    # merge with earlier near misses), and only of failures
     demo = shape(tries=3, demonstrations=True)
-    assert P.step_calls(demo, P.Outcome(5, False, False, 3))["gate", "target"] == 20
+    assert P.step_calls(demo, P.Outcome(5, False, False, 3))["gate", "target"] == 40
+    demo_rewrite = shape(mode="rewrite", tries=3, demonstrations=True)
+    assert P.step_calls(demo_rewrite, P.Outcome(5, False, False, 3))["gate", "target"] == 20
     assert P.step_calls(demo, P.Outcome(0, False, False, 3))["gate", "target"] == 0
     assert P.step_calls(shape(tries=3), P.Outcome(5, False, False, 3))["gate", "target"] == 0
     # the left-out edits exist only when the merged edits outnumber the learning rate

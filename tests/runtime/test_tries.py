@@ -96,7 +96,7 @@ def test_counterweights_give_each_label_the_examples_and_skill_leave_out_one_exa
 
 
 def test_near_misses_join_the_selected_edits_newest_first_once_each() -> None:
-    selected = [Edit("add", "rule A")]
+    selected = [record("rule A")]
     pool = [
         NearMiss(step=1, edits=[record("rule B"), record("rule A")], fixed=["x"], broken=[]),
         NearMiss(step=2, edits=[record("rule C")], fixed=["y"], broken=[]),
@@ -138,6 +138,13 @@ def strict_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def missed(g: GateDecided) -> bool:
+    """Whether the gate refused a candidate that fixed more items than it broke."""
+    fixed = sum(s.after > s.before for s in g.items.values())
+    broken = sum(s.after < s.before for s in g.items.values())
+    return not g.decision.accepted and fixed > broken
+
+
 def test_steps_score_their_candidates_in_order_until_one_is_accepted(strict_run: Path) -> None:
     journal = read_journal(RunFolder(strict_run).events)
     tries: dict[int, list[GateDecided]] = {}
@@ -147,7 +154,12 @@ def test_steps_score_their_candidates_in_order_until_one_is_accepted(strict_run:
     for step, decided in tries.items():
         sources = [g.decision.source for g in decided]
         assert len(sources) <= 3
-        assert sources == sorted(sources, key=ORDER.index)  # in order, each at most once
+        others = [s for s in sources if s != "near_miss"]
+        assert others == sorted(others, key=ORDER.index)  # in order
+        assert len(set(sources)) == len(sources)  # each at most once
+        if "near_miss" in sources:  # right after the step's first near miss
+            merged = sources.index("near_miss")
+            assert [missed(g) for g in decided[:merged]] == [False] * (merged - 1) + [True]
         assert not any(g.decision.accepted for g in decided[:-1])  # the first accepted ends it
         folder = strict_run / "steps" / f"{step:04d}"
         saved = json.loads((folder / "record.json").read_text())
