@@ -22,6 +22,12 @@ still unusable is dropped. Pure functions.
 - Copies: the content, examples taken out, may not share COPIED_WORDS consecutive words with
   an input of the evidence: a rule states what to do, an example quotes the input. A quoted
   left side ("…" -> B) is one example, whatever sentences it holds.
+- The prompt's own example: given the prompt's own words (its text without skill, evidence or
+  memory), the content, examples taken out, may not share PROMPT_WORDS consecutive words with
+  them. The 1.5B was seen to copy the worked example's rules ("Invoices and receipts for
+  services go to work.") with a ticket of the evidence glued on as the example, so that the
+  label check passed; borrowing the example's form ("write the number followed by", five
+  words) stays allowed.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from skopt.runtime.envs.text import label_key
 from skopt.runtime.scoring import Trajectory
 
 COPIED_WORDS = 8
+PROMPT_WORDS = 6
 _ARROW = re.compile(r"\s*(?:->|→|=>)\s*")
 _SEGMENTS = re.compile(r"\n|;|(?<=[.!?])\s+(?=[A-Z\"'(])")
 _LEAD = re.compile(
@@ -61,12 +68,14 @@ def check(
     skill: str,
     evidence: Sequence[Trajectory],
     labels: Sequence[str] = (),
+    prompt: str = "",
 ) -> list[Finding]:
-    """Each edit, its examples repaired from the evidence, with its problems, in order."""
+    """Each edit, its examples repaired from the evidence, with its problems, in order.
+    `prompt` is the asking prompt's own words, which a rule may not copy."""
     findings = []
     for proposed in edits:
         edit, repairs = _repaired(proposed, evidence)
-        problems = _problems(edit, skill, evidence, labels)
+        problems = _problems(edit, skill, evidence, labels, prompt)
         findings.append(Finding(edit, tuple(problems), tuple(repairs)))
     return findings
 
@@ -119,7 +128,7 @@ def reask_text(findings: Sequence[Finding], max_edits: int) -> str:
 
 
 def _problems(
-    edit: Edit, skill: str, evidence: Sequence[Trajectory], labels: Sequence[str]
+    edit: Edit, skill: str, evidence: Sequence[Trajectory], labels: Sequence[str], prompt: str
 ) -> list[str]:
     found = []
     outcome = apply_edits(skill, [edit]).outcomes[0]
@@ -154,6 +163,8 @@ def _problems(
         if _shares_words(rest, t.item.input):
             found.append(f'it copies a task\'s input ("{_short(t.item.input)}")')
             break
+    if _shares_words(rest, prompt, PROMPT_WORDS):
+        found.append("it copies the prompt's example, which is not about this task")
     return found
 
 
@@ -192,13 +203,13 @@ def _same_answer(said: str, gold: str) -> bool:
     return label_key(said) == label_key(gold) or " ".join(said.split()) == " ".join(gold.split())
 
 
-def _shares_words(text: str, given: str) -> bool:
+def _shares_words(text: str, given: str, words: int = COPIED_WORDS) -> bool:
     ours = [w.casefold() for w in _WORD.findall(text)]
     theirs = [w.casefold() for w in _WORD.findall(given)]
-    if len(theirs) < COPIED_WORDS:
+    if len(theirs) < words:
         return False
-    runs = {tuple(theirs[i : i + COPIED_WORDS]) for i in range(len(theirs) - COPIED_WORDS + 1)}
-    return any(tuple(ours[i : i + COPIED_WORDS]) in runs for i in range(len(ours)))
+    runs = {tuple(theirs[i : i + words]) for i in range(len(theirs) - words + 1)}
+    return any(tuple(ours[i : i + words]) in runs for i in range(len(ours) - words + 1))
 
 
 def _short(text: str | None, limit: int = 60) -> str:

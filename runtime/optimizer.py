@@ -192,7 +192,19 @@ class Optimizer:
             **asdict(memory),
         )
         answer = await self._answer(request, "reflect")
-        first = check(parse_edits(answer.value)[:max_edits], skill, batch, self.labels)
+        # the prompt's own words, which a rule may not copy: its text without skill, evidence
+        # or memory (the worked example, the instructions)
+        own = render(
+            "reflect.j2",
+            self.prompts,
+            evidence=one_per_line({"trajectories": []}),
+            skill="",
+            kind=kind,
+            task_kind=self.task_kind,
+            max_edits=max_edits,
+            **asdict(Memory()),
+        )
+        first = check(parse_edits(answer.value)[:max_edits], skill, batch, self.labels, own)
         second = None
         if any(f.problems for f in first):
             said = Message("assistant", answer.raw)
@@ -202,7 +214,7 @@ class Optimizer:
             )
             value = (await self._answer(again, "reflect_recheck")).value
             if value is not None:
-                second = check(parse_edits(value)[:max_edits], skill, batch, self.labels)
+                second = check(parse_edits(value)[:max_edits], skill, batch, self.labels, own)
         checked = Checked(kind, first, second)
         self.checks.append(checked)
         return Patch(kind, checked.kept)

@@ -5,6 +5,7 @@ re-ask message lists every problem by edit number."""
 from __future__ import annotations
 
 from skopt.compiler.dataset import Item
+from skopt.prompts import render
 from skopt.runtime.edit_checks import check, reask_text, usable
 from skopt.runtime.edits import Edit
 from skopt.runtime.scoring import Trajectory
@@ -105,3 +106,42 @@ def test_a_quoted_input_is_one_example_and_no_copy() -> None:
     (finding,) = check([quoted], SKILL, EVIDENCE, ["accounts", "billing"])
     assert finding.problems == ()  # its sentences are one example's left side, not a rule
     assert finding.edit.content.endswith(f'"{TICKET}" -> accounts.')  # given the expected label
+
+
+def reflect_prompt(task_kind: str) -> str:
+    """reflect.j2's own words, as the optimizer renders them for the check."""
+    return render(
+        "reflect.j2",
+        evidence="",
+        skill="",
+        kind="failures",
+        task_kind=task_kind,
+        max_edits=3,
+        meta_skill="",
+        step_buffer="",
+    )
+
+
+def test_a_rule_copied_from_the_prompts_example_is_found() -> None:
+    # the 1.5B's copies on tickets: the example's rule with a ticket glued on, a right label
+    glued = '"Order #50210: the monitor arm is cracked. Refund please." -> logistics.'
+    copies = [
+        f"Invoices and receipts for services go to work. Example: {glued}",
+        f"Mails from relatives (mum, dad, a sister) go to family. Example: {glued}",
+    ]
+    own = reflect_prompt("classify")
+    for content in copies:
+        (finding,) = check([Edit("add", content)], SKILL, EVIDENCE, ["logistics"], own)
+        assert finding.problems == ("it copies the prompt's example, which is not about this task",)
+    real = Edit("add", f"Refunds for damaged items go to logistics. Example: {glued}")
+    assert check([real], SKILL, EVIDENCE, ["logistics"], own)[0].problems == ()
+
+
+def test_borrowing_the_prompts_form_is_no_copy() -> None:
+    own = reflect_prompt("qa")
+    form = Edit(
+        "add", 'Amounts: write the number followed by " USD". Example: 3715.25 -> 3715.25 USD.'
+    )
+    assert check([form], SKILL, EVIDENCE, (), own)[0].problems == ()
+    copy = Edit("add", "Counting questions: reply with the number alone. Example: 3 weeks -> 21.")
+    assert check([copy], SKILL, EVIDENCE, (), own)[0].problems != ()

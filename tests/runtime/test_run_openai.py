@@ -318,19 +318,28 @@ def test_garbage_from_the_optimizer_is_recorded_never_fatal(
 BAD_ANCHOR = "Spell the word 'apple' backwards."  # a task's input, not text of the skill
 
 
-def rechecking(seen: Seen) -> bytes:
-    """Reflect proposes a `replace` whose anchor is not in the skill; asked again with the
-    problem named, it proposes RULE."""
-    body = seen.body
-    if task_of(body) != "reflect":
-        return answering()(seen)
-    again = len(body["messages"]) > 1
-    edit = _add(RULE) if again else {**_add(RULE), "op": "replace", "anchor": BAD_ANCHOR}
-    return openai_completion(json.dumps({"edits": [edit]}), 50, 10, body.get("model", "m"))
+BAD_EDIT = {**_add(RULE), "op": "replace", "anchor": BAD_ANCHOR}
+# the rule of reflect.j2's own worked example (qa), which the 1.5B was seen to copy
+PROMPT_COPY = _add(
+    "Counting questions: reply with the number alone. Example: days in 3 weeks -> 21."
+)
+
+
+def rechecking(first: dict[str, Any]) -> Callable[[Seen], bytes]:
+    """Reflect proposes `first`; asked again with its problem named, it proposes RULE."""
+
+    def respond(seen: Seen) -> bytes:
+        body = seen.body
+        if task_of(body) != "reflect":
+            return answering()(seen)
+        edit = _add(RULE) if len(body["messages"]) > 1 else first
+        return openai_completion(json.dumps({"edits": [edit]}), 50, 10, body.get("model", "m"))
+
+    return respond
 
 
 def test_an_unusable_edit_is_named_and_asked_again(tmp_path: Path, server: ScriptedServer) -> None:
-    serve(server, rechecking)
+    serve(server, rechecking(BAD_EDIT))
     ran = run(recipe(tmp_path, server.openai_url, reflect="failures"), tmp_path / "run")
     assert ran.exit_code == 0, ran.output
     assert RULE in (ran.folder / "best_skill.md").read_text()
@@ -355,6 +364,22 @@ def test_an_unusable_edit_is_named_and_asked_again(tmp_path: Path, server: Scrip
     assert f'- edit 1: it cannot be applied to the skill "{BAD_ANCHOR}"' in problems["content"]
     tasks = [e["task"] for e in journal(ran.folder) if e["kind"] == "optimizer_answer"]
     assert "reflect_recheck" in tasks
+
+
+def test_a_copy_of_the_prompts_own_example_is_asked_again(
+    tmp_path: Path, server: ScriptedServer
+) -> None:
+    serve(server, rechecking(PROMPT_COPY))
+    ran = run(recipe(tmp_path, server.openai_url, reflect="failures"), tmp_path / "run")
+    assert ran.exit_code == 0, ran.output
+    best = (ran.folder / "best_skill.md").read_text()
+    assert RULE in best and "Counting questions" not in best
+
+    first = next(e for e in journal(ran.folder) if e["kind"] == "edits_checked")
+    (finding,) = first["first"]
+    assert finding["edit"]["content"] == PROMPT_COPY["content"]
+    assert finding["problems"] == ["it copies the prompt's example, which is not about this task"]
+    assert first["kept"] == 1 and first["second"][0]["edit"]["content"] == RULE
 
 
 def journal(folder: Path) -> list[dict[str, Any]]:
