@@ -114,6 +114,21 @@ def parse_edits(value: object) -> list[Edit]:
     return edits
 
 
+def reflect_own_words(prompts: str | None, kind: str, task_kind: str, max_edits: int) -> str:
+    """The reflect prompt's own words, which a proposed rule may not copy (`edit_checks`): its
+    text without skill, evidence or memory — the instructions and the worked example."""
+    return render(
+        "reflect.j2",
+        prompts,
+        evidence=one_per_line({"trajectories": []}),
+        skill="",
+        kind=kind,
+        task_kind=task_kind,
+        max_edits=max_edits,
+        **asdict(Memory()),
+    )
+
+
 def one_per_line(evidence: object) -> str:
     """Evidence as JSON with each element of a top-level list on a line of its own: as easy to
     read as indented JSON, in fewer tokens (15% fewer on the quickstart's evidence; a small local
@@ -192,18 +207,7 @@ class Optimizer:
             **asdict(memory),
         )
         answer = await self._answer(request, "reflect")
-        # the prompt's own words, which a rule may not copy: its text without skill, evidence
-        # or memory (the worked example, the instructions)
-        own = render(
-            "reflect.j2",
-            self.prompts,
-            evidence=one_per_line({"trajectories": []}),
-            skill="",
-            kind=kind,
-            task_kind=self.task_kind,
-            max_edits=max_edits,
-            **asdict(Memory()),
-        )
+        own = reflect_own_words(self.prompts, kind, self.task_kind, max_edits)
         first = check(parse_edits(answer.value)[:max_edits], skill, batch, self.labels, own)
         second = None
         if any(f.problems for f in first):

@@ -5,9 +5,9 @@ re-ask message lists every problem by edit number."""
 from __future__ import annotations
 
 from skopt.compiler.dataset import Item
-from skopt.prompts import render
 from skopt.runtime.edit_checks import check, reask_text, usable
 from skopt.runtime.edits import Edit
+from skopt.runtime.optimizer import reflect_own_words
 from skopt.runtime.scoring import Trajectory
 
 SKILL = "# Ticket routing\n\nRoute each support ticket to the queue that handles it.\n"
@@ -109,17 +109,8 @@ def test_a_quoted_input_is_one_example_and_no_copy() -> None:
 
 
 def reflect_prompt(task_kind: str) -> str:
-    """reflect.j2's own words, as the optimizer renders them for the check."""
-    return render(
-        "reflect.j2",
-        evidence="",
-        skill="",
-        kind="failures",
-        task_kind=task_kind,
-        max_edits=3,
-        meta_skill="",
-        step_buffer="",
-    )
+    """reflect.j2's own words, as the optimizer hands them to the check."""
+    return reflect_own_words(None, "failures", task_kind, 3)
 
 
 def test_a_rule_copied_from_the_prompts_example_is_found() -> None:
