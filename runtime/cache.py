@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 from skopt.runtime.errors import CacheDamaged
@@ -15,6 +16,7 @@ from skopt.runtime.request import Completion
 
 SCHEMA_VERSION = 2  # 2: rows say which run paid for them
 READABLE = (1, SCHEMA_VERSION)
+BUSY_TIMEOUT_S = 30  # how long an open or a write waits for another writer
 Origin = tuple[str, str, str]  # model block, role, phase of the request that paid for a row
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -47,7 +49,9 @@ class ResponseCache:
         self._lock = threading.Lock()
         try:
             uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
-            self._db = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
+            self._db = sqlite3.connect(
+                uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False
+            )
             self._open(readonly)
         except sqlite3.DatabaseError as exc:
             raise CacheDamaged(f"{path} is not a usable response cache: {exc}") from None
@@ -61,7 +65,7 @@ class ResponseCache:
             raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
         if readonly:
             return
-        db.execute("PRAGMA journal_mode=WAL")
+        _use_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")
         with db:
             db.execute(_SCHEMA)
@@ -159,3 +163,21 @@ def copy_cache(earlier: Path, to: Path) -> None:
         target.close()
     except sqlite3.DatabaseError as exc:
         raise CacheDamaged(f"{earlier} is not a usable response cache: {exc}") from None
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (a no-op once it is: the mode is kept in the file). SQLite does
+    not wait for this one statement while another connection holds the write lock — as one that
+    is making the same fresh file WAL at the same moment does — so the wait is here."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+            continue
+        if mode != "wal":
+            raise sqlite3.DatabaseError(f"journal mode {mode}, WAL needed")
+        return

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -435,6 +436,21 @@ def test_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
     cache = ResponseCache(path, readonly=True)
     assert len(cache.requests()) == 600
     cache.close()
+
+
+def test_opening_waits_while_another_opener_holds_the_write_lock(tmp_path: Path) -> None:
+    # Six processes opening one fresh cache: one holds the write lock to make the file WAL, and
+    # SQLite fails another's `journal_mode=WAL` at once ("database is locked") instead of waiting.
+    path = tmp_path / "cache.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.3, holder.execute, ("COMMIT",))
+    release.start()
+    cache = ResponseCache(path)
+    release.join()
+    assert cache._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    cache.close()
+    holder.close()
 
 
 # -- replay -----------------------------------------------------------------------------------
