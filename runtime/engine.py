@@ -69,6 +69,7 @@ from skopt.runtime.tries import (
     demonstrations,
     kept,
     left_out,
+    phrase_rules,
     with_near_misses,
 )
 from skopt.runtime.tries import Source as TrySource
@@ -90,8 +91,10 @@ class Engine:
         state: State,
         journal: EventSink,
         stopper: GoesOn | None = None,
+        input_name: str = "input",
     ) -> None:
         self.job, self.splits, self.folder = job, splits, folder
+        self.input_name = input_name  # what the env's inputs are ("ticket"): rules name them
         self.stopper = stopper  # a sweep's early stopping: whether to go on after a step
         self.scorer, self.optimizer, self.leaks, self.state = scorer, optimizer, leaks, state
         self.journal = journal
@@ -434,8 +437,11 @@ class Engine:
                 yield source, left_out(step.merged, step.selected, lr)
             elif source == "demonstrations":
                 skill, labels = self.state.current_skill, self.optimizer.labels
-                shown = demonstrations(step.failures, lr, skill)
-                yield source, shown + counterweights(shown, skill, self.splits.train, labels)
+                train, shown = self.splits.train, demonstrations(step.failures, lr, skill)
+                rules = (
+                    phrase_rules(step.failures, lr, train, self.input_name, skill) if labels else []
+                )
+                yield source, rules + shown + counterweights(shown, skill, train, labels)
             if merge and step.tries and step.tries[-1].decision.near_miss:
                 merge = False
                 yield "near_miss", with_near_misses(step.tries[-1].applied, self.state.near_misses)

@@ -220,7 +220,16 @@ async def _run(
             functools.partial(shared.rungs.goes_on, taker) if shared and shared.rungs else None
         )
         engine = Engine(
-            job, splits, folder, scorer, optimizer, _leaks(splits), state, sinks, stopper
+            job,
+            splits,
+            folder,
+            scorer,
+            optimizer,
+            _leaks(splits),
+            state,
+            sinks,
+            stopper,
+            input_name=env.fields.get("input", "input"),
         )
         return await _session(plan, job, folder, state, engine, sinks)
     finally:

@@ -277,12 +277,22 @@ def test_demonstrations_in_a_classify_env_carry_counterweights_from_train(tmp_pa
     built = [c for c in read_journal(RunFolder(folder).events).of(CandidateBuilt)]
     shown = [c for c in built if c.source == "demonstrations"]
     assert shown
+    made_rules: list[EditRecord] = []
     for c in shown:
-        failures = [e for e in c.selected if e.rationale.startswith("a worked example")]
-        weights = [e for e in c.selected if e.rationale.startswith("a counterweight")]
+        rules = [e for e in c.selected if e.rationale.startswith("the words that set")]
+        examples = [e for e in c.selected if e not in rules]
+        failures = [e for e in examples if e.rationale.startswith("a worked example")]
+        weights = [e for e in examples if e.rationale.startswith("a counterweight")]
         assert len(failures) == 1 and weights  # lr 1: one failure, and labels it leaves out
-        given = [e.content.rsplit(" -> ", 1)[1] for e in c.selected]
+        given = [e.content.rsplit(" -> ", 1)[1] for e in examples]
         assert sorted(given) == sorted(set(given))  # each label once
-        for e in c.selected:
+        for e in examples:
             quoted, label = e.content.removeprefix('Example: "').rsplit('" -> ', 1)
             assert train[quoted] == label  # a train item, with its own answer
+        made_rules.extend(rules)
+        for e in rules:  # before the examples; the phrase is in no train item of another label
+            assert c.selected.index(e) < c.selected.index(failures[0])
+            phrase, label = e.content.removeprefix('If the input mentions "').split('", answer ')
+            holders = {a for quoted, a in train.items() if phrase.lower() in quoted.lower()}
+            assert holders == {label.removesuffix(", whatever else it says.")}
+    assert made_rules
