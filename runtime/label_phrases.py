@@ -9,8 +9,8 @@ tickets, all `priority` — so skopt states it, and the gate decides whether it 
 A phrase is one to three consecutive words of one clause, that neither begins nor ends with a
 common English word, holds no digit (order numbers, amounts) and is not all capitalised words
 (a name: "Ben", "Lumen GmbH"). The chosen phrase is the one in the most train items with the
-label, the longer one on a tie; two such items at least (the item itself counts), and none with
-another label. Pure functions.
+label (the longer one on a tie, then the first); two such items at least (the item itself
+counts), and none with another label. Pure functions.
 """
 
 from __future__ import annotations
