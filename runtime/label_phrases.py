@@ -45,10 +45,10 @@ def deciding_phrase(item: Item, train: Sequence[Item]) -> str | None:
     held = [(_all_phrases(o.input), label_key(o.answers[0])) for o in train if o.answers]
     best: tuple[tuple[int, int], Phrase] | None = None
     for phrase in _candidates(item.input):
-        labels = [answer for phrases, answer in held if phrase in phrases]
-        if any(answer != label for answer in labels) or len(labels) < MIN_ITEMS:
+        answers = [answer for phrases, answer in held if phrase in phrases]
+        if any(answer != label for answer in answers) or len(answers) < MIN_ITEMS:
             continue
-        rank = (len(labels), len(phrase))
+        rank = (len(answers), len(phrase))
         if best is None or rank > best[0]:
             best = (rank, phrase)
     if best is None:
