@@ -70,6 +70,7 @@ from skopt.runtime.tries import (
     kept,
     left_out,
     phrase_rules,
+    shared_by,
     with_near_misses,
 )
 from skopt.runtime.tries import Source as TrySource
@@ -390,18 +391,20 @@ class Engine:
 
     async def _try_candidates(self, step: Step) -> GateResult:
         """Score the step's candidate, then the next ones (runtime/tries.py) while the gate
-        rejects them and `gate tries` allows; the last decision is the step's. A step that
-        accepts none keeps its best near miss for the steps after it."""
+        rejects them, each at the confidence they share; the last decision is the step's. A
+        step that accepts none keeps its best near miss for the steps after it."""
         s, tried = self.state, step.tries
+        others = self._other_tries(step)
+        shared = self._shared_by(step, others)
         if step.candidate is not None:
             applied = [o.edit for o in step.outcomes if o.status == "applied"]
-            await self._decide(step, step.candidate, applied, "selected", step.selected)
-        for source, edits in self._next_tries(step):
-            if (tried and tried[-1].decision.accepted) or len(tried) >= self.train.gate.tries:
+            await self._decide(step, step.candidate, applied, "selected", step.selected, shared)
+        for source, edits in self._next_tries(step, others):
+            if (tried and tried[-1].decision.accepted) or len(tried) >= shared:
                 break
             built = self._built(step, source, edits)
             if built is not None:
-                await self._decide(step, *built, source, edits)
+                await self._decide(step, *built, source, edits, shared)
         if not tried:
             return GateResult(accepted=False, reason="no candidate")
         last = tried[-1]
@@ -421,27 +424,43 @@ class Engine:
             )
         return last.result
 
-    def _next_tries(self, step: Step) -> Iterator[tuple[TrySource, list[Edit]]]:
+    def _other_tries(self, step: Step) -> list[tuple[TrySource, list[Edit]]]:
+        """The step's candidates after its selected edits' that need no gate outcome to be
+        made, as edits to the current skill: `next`, then `demonstrations`."""
+        lr = step.lr if step.lr is not None else self._max_edits()
+        others: list[tuple[TrySource, list[Edit]]] = []
+        if self.train.mode == "patch":
+            others.append(("next", left_out(step.merged, step.selected, lr)))
+        if self.train.demonstrations:
+            skill, labels = self.state.current_skill, self.optimizer.labels
+            train, shown = self.splits.train, demonstrations(step.failures, lr, skill)
+            rules = phrase_rules(step.failures, lr, train, self.input_name, skill) if labels else []
+            others.append(
+                ("demonstrations", rules + shown + counterweights(shown, skill, train, labels))
+            )
+        return others
+
+    def _merges(self) -> bool:
+        """Whether a near miss of this step can be merged with the pool's (patch mode)."""
+        return self.train.mode == "patch" and bool(self.state.near_misses)
+
+    def _shared_by(self, step: Step, others: list[tuple[TrySource, list[Edit]]]) -> int:
+        """How many candidates the step can score, known before its first gate pass."""
+        skill = self.state.current_skill
+        made = [apply_edits(skill, e, gold_answers=self.leaks, limit=step.limit) for _, e in others]
+        candidates = [step.candidate, *(m.skill for m in made)]
+        return shared_by(skill, candidates, self._merges(), self.train.gate.tries)
+
+    def _next_tries(
+        self, step: Step, others: list[tuple[TrySource, list[Edit]]]
+    ) -> Iterator[tuple[TrySource, list[Edit]]]:
         """The step's other candidates, as edits to the current skill, in the order tried. Read
         after each decision: the step's first near miss is followed by its edits merged with the
         pool's (once a step, in patch mode)."""
-        lr = step.lr if step.lr is not None else self._max_edits()
-        merge = self.train.mode == "patch" and bool(self.state.near_misses)
-        sources: list[TrySource | None] = [None]  # None: what the step has tried already
-        if self.train.mode == "patch":
-            sources.append("next")
-        if self.train.demonstrations:
-            sources.append("demonstrations")
-        for source in sources:
-            if source == "next":
-                yield source, left_out(step.merged, step.selected, lr)
-            elif source == "demonstrations":
-                skill, labels = self.state.current_skill, self.optimizer.labels
-                train, shown = self.splits.train, demonstrations(step.failures, lr, skill)
-                rules = (
-                    phrase_rules(step.failures, lr, train, self.input_name, skill) if labels else []
-                )
-                yield source, rules + shown + counterweights(shown, skill, train, labels)
+        merge = self._merges()
+        for source, edits in [(None, []), *others]:
+            if source is not None:
+                yield source, edits
             if merge and step.tries and step.tries[-1].decision.near_miss:
                 merge = False
                 yield "near_miss", with_near_misses(step.tries[-1].applied, self.state.near_misses)
@@ -478,13 +497,15 @@ class Engine:
         applied: list[EditRecord],
         source: TrySource,
         edits: list[Edit],
+        shared_by: int,
     ) -> None:
         """Score a candidate (made by `edits`, of which `applied` applied) on the gate split,
-        accept or reject it, and add it to the step's tries."""
+        accept or reject it at the confidence `shared_by` candidates share, and add it to the
+        step's tries."""
         s = self.state
         scores = await self.score_on_gate(candidate, "gate")
-        verdict = gating.decide(s.current_scores, scores, self.train.gate)
-        decision = verdict.result(skill_hash(candidate), source)
+        verdict = gating.decide(s.current_scores, scores, self.train.gate, shared_by)
+        decision = verdict.result(skill_hash(candidate), source, shared_by)
         step.tries.append(Tried(verdict, decision, source, applied))
         items = {
             key: ItemScores(before=s.current_scores.get(key, (0.0, 0.0))[0], after=hard)

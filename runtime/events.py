@@ -192,6 +192,7 @@ class GateResult(Record):
     regressions: list[str] = []  # gate items that passed before and fail with the candidate
     candidate: str | None = None  # its hash
     source: str | None = None  # which of the step's candidates (runtime/tries.py); None: none
+    shared_by: int | None = None  # the candidates the step could score, sharing the confidence
 
 
 class GateDecided(Event):

@@ -4,8 +4,8 @@ Scores are per item (hard, soft), averaged over the gate items and their repeats
 is `hard`, `soft` or `mixed(w)` = w·hard + (1-w)·soft. A candidate is accepted only if
 - it beats the current score by more than `min_delta` (strictly);
 - its gain is unlikely to be luck: item by item (repeats averaged), the items it fixes against
-  the items it breaks pass the sign test at the gate's `confidence`, shared among the step's
-  `tries` (compiler/gate_bound.py);
+  the items it breaks pass the sign test at the gate's `confidence`, shared among the
+  candidates the step can score, `tries` at most (compiler/gate_bound.py);
 - with `no_regression`, no item that passed with the current skill fails with the candidate.
 The reason says which of these decided, with the items fixed and broken.
 """
@@ -76,7 +76,9 @@ class Decision:
         """Refused, though it fixed more items than it broke."""
         return not self.accepted and len(self.fixed) > len(self.broken)
 
-    def result(self, candidate: str, source: str = "selected") -> GateResult:
+    def result(
+        self, candidate: str, source: str = "selected", shared_by: int | None = None
+    ) -> GateResult:
         """The decision as the journal records it, for the candidate of this hash."""
         return GateResult(
             accepted=self.accepted,
@@ -86,10 +88,16 @@ class Decision:
             regressions=list(self.regressions),
             candidate=candidate,
             source=source,
+            shared_by=shared_by,
         )
 
 
-def decide(current: Scores, candidate: Scores, gate: GateSettings) -> Decision:
+def decide(
+    current: Scores, candidate: Scores, gate: GateSettings, shared_by: int | None = None
+) -> Decision:
+    """Accept `candidate` over `current`, or not, and say why. The sign test's confidence is
+    shared by `shared_by` candidates (the step's `tries` when not given)."""
+    tries = shared_by or gate.tries
     before, after = metric(current, gate), metric(candidate, gate)
     regressions = tuple(k for k, (h, _) in candidate.items() if h < 1 <= current.get(k, (0, 0))[0])
     fixed_items, broken_items = fixed_and_broken(current, candidate, gate)
@@ -99,12 +107,12 @@ def decide(current: Scores, candidate: Scores, gate: GateSettings) -> Decision:
     if after <= before + gate.min_delta:
         reason = f"{after:.4f} does not beat {before:.4f} by more than {gate.min_delta:g} ({tally})"
         return Decision(False, before, after, reason, regressions, **items)
-    confidence = tested_at(gate.confidence, gate.tries)
+    confidence = tested_at(gate.confidence, tries)
     if not believed(fixed, broken, confidence):
         reason = (
             f"{after:.4f} beats {before:.4f}, but {tally} is luck with "
-            f"{_p(luck(fixed, broken))} ({stated(gate.confidence, gate.tries)} needs p ≤ "
-            f"{1 - confidence:.3f}: at least {fewest_fixes(gate.confidence, gate.tries)} fixed "
+            f"{_p(luck(fixed, broken))} ({stated(gate.confidence, tries)} needs p ≤ "
+            f"{1 - confidence:.3f}: at least {fewest_fixes(gate.confidence, tries)} fixed "
             "with none broken)"
         )
         return Decision(False, before, after, reason, regressions, **items)

@@ -53,6 +53,15 @@ class NearMiss(BaseModel):
     broken: list[str]
 
 
+def shared_by(skill: str, candidates: Sequence[str | None], merges: bool, tries: int) -> int:
+    """How many candidates a step can score, counted before its first gate pass from the skills
+    its sources make without a gate outcome (None: no skill) and whether a near miss can merge
+    with the pool: each new skill once, one merge, `tries` at most. The gate tests each at
+    the confidence they share, so that a step with one candidate tests it at the whole."""
+    new = {c for c in candidates if c is not None and c != skill}
+    return max(1, min(len(new) + merges, tries))
+
+
 def kept(pool: Sequence[NearMiss], new: NearMiss) -> list[NearMiss]:
     """The pool with `new` as its newest entry (in place of one with the same edits), the
     newest NEAR_MISSES kept."""

@@ -114,9 +114,11 @@ def _gate_bound(job: Job) -> str:
     at = f"gate {stated(g.confidence, g.tries)}"
     if fewest > items:
         return f"{at}: no gain on {items} items can be accepted"
+    fewer = fewest_fixes(g.confidence, 1)
+    alone = f", {fewer} when a step can score only one candidate" if fewer < fewest else ""
     return (
         f"{at}: the smallest gain it accepts is {fewest} of {items} items fixed with none broken"
-        f" (+{fewest / items:.1%})"
+        f" (+{fewest / items:.1%}){alone}"
     )
 
 

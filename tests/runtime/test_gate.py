@@ -259,6 +259,22 @@ def test_decide(
     )
 
 
+def test_the_tries_a_step_can_make_share_the_confidence() -> None:
+    """7 fixed against 1 broken is p = 0.035: luck over 3 tries (p ≤ 0.033), believed when the
+    step can score only 2 candidates (p ≤ 0.050) or 1 (p ≤ 0.100)."""
+    current, candidate = hard(*[0] * 8, 1), hard(*[1] * 7, 0, 0)
+    settings = gate(confidence=0.9, tries=3)
+    assert not decide(current, candidate, settings).accepted
+    assert not decide(current, candidate, settings, shared_by=3).accepted
+    for shared in (1, 2):
+        assert decide(current, candidate, settings, shared_by=shared).accepted
+    refused = decide(hard(0, 0, 0, 0, 0), hard(1, 1, 1, 1, 0), settings, shared_by=2)
+    assert refused.reason.endswith(
+        "(confidence 90% over 2 tries needs p ≤ 0.050: at least 5 fixed with none broken)"
+    )
+    assert decide(current, candidate, settings, shared_by=2).result("h", shared_by=2).shared_by == 2
+
+
 # -- simulator runs ----------------------------------------------------------------------
 
 

@@ -28,6 +28,7 @@ from skopt.runtime.tries import (
     demonstrations,
     kept,
     left_out,
+    shared_by,
     with_near_misses,
 )
 from tests.conftest import RECIPES
@@ -112,6 +113,14 @@ def test_near_misses_join_the_selected_edits_newest_first_once_each() -> None:
     assert [m.step for m in again] == [2, 5]  # the same edits again: one entry, the newest
 
 
+def test_a_step_shares_the_confidence_among_the_new_candidates_it_can_make() -> None:
+    # the same skill twice, the current skill and no skill count nothing more
+    assert shared_by("skill", ["a", "a", "skill", None], merges=False, tries=3) == 1
+    assert shared_by("skill", ["a", "a", "skill", None], merges=True, tries=3) == 2
+    assert shared_by("skill", ["a", "b", "c"], merges=True, tries=3) == 3  # tries at most
+    assert shared_by("skill", [None], merges=False, tries=3) == 1
+
+
 def test_left_out_are_the_unselected_edits_most_supported_first() -> None:
     a, b, c, d = (Edit("add", n, support=s) for n, s in (("a", 1), ("b", 3), ("c", 2), ("d", 5)))
     assert left_out([a, b, c, d], [d], 2) == [b, c]
@@ -165,12 +174,18 @@ def test_steps_score_their_candidates_in_order_until_one_is_accepted(strict_run:
         saved = json.loads((folder / "record.json").read_text())
         assert saved["tries"] == [g.decision.model_dump(mode="json") for g in decided]
         assert saved["decision"] == saved["tries"][-1]
-    # every try is tested at 1 - 0.01 / 3: p <= 0.0033 needs 9 fixed with none broken
+    # every try is tested at 1 - 0.01 / n, n the candidates its step can score (3 at most)
+    shared = [g.decision.shared_by or 0 for g in journal.of(GateDecided)]
+    assert set(shared) == {2, 3}  # some step could score only two
     for g in journal.of(GateDecided):
+        n = g.decision.shared_by or 0
+        fixed = sum(s.after > s.before for s in g.items.values())
+        broken = sum(s.after < s.before for s in g.items.values())
+        assert len(tries[g.step]) <= n
         if g.decision.accepted:
-            fixed = sum(s.after > s.before for s in g.items.values())
-            broken = sum(s.after < s.before for s in g.items.values())
-            assert luck(fixed, broken) <= 0.01 / 3
+            assert luck(fixed, broken) <= 0.01 / n
+        elif (g.decision.after or 0) > (g.decision.before or 0):
+            assert luck(fixed, broken) > 0.01 / n
 
 
 def test_a_near_miss_merged_with_an_earlier_one_is_accepted(strict_run: Path) -> None:
