@@ -8,7 +8,8 @@ fixed is Binomial(fixed + broken, 1/2), and `luck` — the chance of fixing at l
 luck alone — is the test's p-value. The gate accepts at `confidence` c when luck ≤ 1 − c.
 
 A step may score up to `tries` candidates (the next one only after the gate rejects one): each
-is a chance for luck to pass, so each is tested at 1 − (1 − c) / tries (Bonferroni), and the
+is a chance for luck to pass, so each is tested at 1 − (1 − c) / n (Bonferroni), n the
+candidates the step can score, counted before its first gate pass (`tries` at most), and the
 chance that luck passes any of a step's candidates stays at most 1 − c.
 """
 
