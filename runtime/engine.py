@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict
+from functools import cached_property
 
 from skopt.compiler.dataset import Item, batches, epoch_order
 from skopt.compiler.phases import minibatches
@@ -59,6 +60,7 @@ from skopt.runtime.events import (
     StepRecord,
     StepResult,
 )
+from skopt.runtime.label_phrases import TrainPhrases
 from skopt.runtime.merge import chunks, merge_candidates, merge_patches
 from skopt.runtime.optimizer import Memory, Optimizer, Patch, Record
 from skopt.runtime.scoring import Scorer, Trajectory, as_scores, skill_hash
@@ -434,11 +436,20 @@ class Engine:
         if self.train.demonstrations:
             skill, labels = self.state.current_skill, self.optimizer.labels
             train, shown = self.splits.train, demonstrations(step.failures, lr, skill)
-            rules = phrase_rules(step.failures, lr, train, self.input_name, skill) if labels else []
+            rules = (
+                phrase_rules(step.failures, train, self._phrases, self.input_name, skill)
+                if labels
+                else []
+            )
             others.append(
                 ("demonstrations", rules + shown + counterweights(shown, skill, train, labels))
             )
         return others
+
+    @cached_property
+    def _phrases(self) -> TrainPhrases:
+        """Where each phrase of the train split occurs, for the rules (runtime/label_phrases.py)."""
+        return TrainPhrases(self.splits.train)
 
     def _merges(self) -> bool:
         """Whether a near miss of this step can be merged with the pool's (patch mode)."""

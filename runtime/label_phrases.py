@@ -10,7 +10,7 @@ A phrase is one to three consecutive words of one clause, that neither begins no
 common English word, holds no digit (order numbers, amounts) and is not all capitalised words
 (a name: "Ben", "Lumen GmbH"). The chosen phrase is the one in the most train items with the
 label (the longer one on a tie, then the first); two such items at least (the item itself
-counts), and none with another label. Pure functions.
+counts), and none with another label. Pure: no call is made.
 """
 
 from __future__ import annotations
@@ -36,25 +36,35 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 Phrase = tuple[str, ...]  # lowercased words
 
 
-def deciding_phrase(item: Item, train: Sequence[Item]) -> str | None:
-    """The phrase of `item`'s input that sets its first answer apart in `train`, as the input
-    writes it; None when there is none."""
-    if not item.answers:
-        return None
-    label = label_key(item.answers[0])
-    held = [(_all_phrases(o.input), label_key(o.answers[0])) for o in train if o.answers]
-    best: tuple[tuple[int, int], Phrase] | None = None
-    for phrase in _candidates(item.input):
-        answers = [answer for phrases, answer in held if phrase in phrases]
-        if any(answer != label for answer in answers) or len(answers) < MIN_ITEMS:
-            continue
-        rank = (len(answers), len(phrase))
-        if best is None or rank > best[0]:
-            best = (rank, phrase)
-    if best is None:
-        return None
-    written = re.search(r"\W+".join(map(re.escape, best[1])), item.input, re.IGNORECASE)
-    return written.group(0) if written else " ".join(best[1])
+class TrainPhrases:
+    """Where each phrase of the train split occurs: the first answer of every train item that
+    holds it. Built once per run; `deciding` then looks each phrase up."""
+
+    def __init__(self, train: Sequence[Item]) -> None:
+        self.answers: dict[Phrase, list[str]] = {}
+        for other in train:
+            if other.answers:
+                for phrase in _all_phrases(other.input):
+                    self.answers.setdefault(phrase, []).append(label_key(other.answers[0]))
+
+    def deciding(self, item: Item) -> str | None:
+        """The phrase of `item`'s input that sets its first answer apart in the train split,
+        as the input writes it; None when there is none."""
+        if not item.answers:
+            return None
+        label = label_key(item.answers[0])
+        best: tuple[tuple[int, int], Phrase] | None = None
+        for phrase in _candidates(item.input):
+            answers = self.answers.get(phrase, [])
+            if any(answer != label for answer in answers) or len(answers) < MIN_ITEMS:
+                continue
+            rank = (len(answers), len(phrase))
+            if best is None or rank > best[0]:
+                best = (rank, phrase)
+        if best is None:
+            return None
+        written = re.search(r"\W+".join(map(re.escape, best[1])), item.input, re.IGNORECASE)
+        return written.group(0) if written else " ".join(best[1])
 
 
 def _clauses(text: str) -> Iterator[list[str]]:

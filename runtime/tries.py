@@ -8,10 +8,11 @@ candidates in all, each tested at the confidence they share (compiler/gate_bound
    items, `Example: "input" -> expected answer`, as many as the learning rate. With a classify
    env's declared labels, each label that neither those examples nor the skill show gets one
    counterweight: a right example of it from the train split, since a small model answers with
-   the labels its examples show. Before the examples, in such an env, each failed item whose
+   the labels its examples show. Before the examples, in such an env, each train item whose
    input holds words that set its answer apart in the train split (runtime/label_phrases.py)
-   gets a rule: `If the ticket mentions "Enterprise plan", answer priority, whatever else it
-   says.` All of it comes from the train split only; the leakage guard checks it like any edit.
+   gives a rule, the failed items' first: `If the ticket mentions "Enterprise plan", answer
+   priority, whatever else it says.` All of it comes from the train split only; the leakage
+   guard checks it like any edit.
 
 Right after the step's first near miss — a candidate the gate refused although it fixed more
 gate items than it broke — comes `near_miss`: its edits together with those of earlier near
@@ -34,7 +35,7 @@ from skopt.compiler.dataset import Item
 from skopt.runtime.edits import Edit
 from skopt.runtime.envs.text import label_key
 from skopt.runtime.events import EditRecord
-from skopt.runtime.label_phrases import deciding_phrase
+from skopt.runtime.label_phrases import TrainPhrases
 from skopt.runtime.scoring import Trajectory
 
 Source = Literal["selected", "near_miss", "next", "demonstrations"]
@@ -102,23 +103,27 @@ def demonstrations(failures: Sequence[Trajectory], count: int, skill: str = "") 
 
 
 def phrase_rules(
-    failures: Sequence[Trajectory], count: int, train: Sequence[Item], noun: str, skill: str = ""
+    failures: Sequence[Trajectory],
+    train: Sequence[Item],
+    phrases: TrainPhrases,
+    noun: str,
+    skill: str = "",
 ) -> list[Edit]:
-    """For the first `count` failed items, the words of each one's input that set its answer
-    apart in `train`, as a rule about the `noun` (what the env's inputs are): one per phrase and
-    label, none that the skill states already."""
+    """The words that set each train item's answer apart (`phrases`), as rules about the `noun`
+    (what the env's inputs are): the failed items' first, then the rest of the train split's,
+    one per phrase and label, none that the skill states already."""
     edits: list[Edit] = []
     stated: set[tuple[str, str]] = set()
-    for t in failures[:count]:
-        phrase = deciding_phrase(t.item, train)
-        if phrase is None or (phrase.casefold(), label_key(t.item.answers[0])) in stated:
+    for item in [*(t.item for t in failures), *train]:
+        phrase = phrases.deciding(item)
+        if phrase is None or (phrase.casefold(), label_key(item.answers[0])) in stated:
             continue
-        stated.add((phrase.casefold(), label_key(t.item.answers[0])))
+        stated.add((phrase.casefold(), label_key(item.answers[0])))
         rule = (
-            f'If the {noun} mentions "{phrase}", answer {t.item.answers[0]}, whatever else it says.'
+            f'If the {noun} mentions "{phrase}", answer {item.answers[0]}, whatever else it says.'
         )
         if rule not in skill:
-            edits.append(Edit("add", rule, None, "the words that set a failed train item apart"))
+            edits.append(Edit("add", rule, None, "the words that set train items of a label apart"))
     return edits
 
 
