@@ -437,9 +437,7 @@ class Engine:
             skill, labels = self.state.current_skill, self.optimizer.labels
             train, shown = self.splits.train, demonstrations(step.failures, lr, skill)
             rules = (
-                phrase_rules(step.failures, train, self._phrases, self.input_name, skill)
-                if labels
-                else []
+                phrase_rules(step.failures, self._phrases, self.input_name, skill) if labels else []
             )
             others.append(
                 ("demonstrations", rules + shown + counterweights(shown, skill, train, labels))
@@ -469,7 +467,7 @@ class Engine:
         after each decision: the step's first near miss is followed by its edits merged with the
         pool's (once a step, in patch mode)."""
         merge = self._merges()
-        for source, edits in [(None, []), *others]:
+        for source, edits in [(None, []), *others]:  # None: the selected edits, tried already
             if source is not None:
                 yield source, edits
             if merge and step.tries and step.tries[-1].decision.near_miss:
@@ -508,15 +506,15 @@ class Engine:
         applied: list[EditRecord],
         source: TrySource,
         edits: list[Edit],
-        shared_by: int,
+        shared: int,
     ) -> None:
         """Score a candidate (made by `edits`, of which `applied` applied) on the gate split,
-        accept or reject it at the confidence `shared_by` candidates share, and add it to the
+        accept or reject it at the confidence `shared` candidates share, and add it to the
         step's tries."""
         s = self.state
         scores = await self.score_on_gate(candidate, "gate")
-        verdict = gating.decide(s.current_scores, scores, self.train.gate, shared_by)
-        decision = verdict.result(skill_hash(candidate), source, shared_by)
+        verdict = gating.decide(s.current_scores, scores, self.train.gate, shared)
+        decision = verdict.result(skill_hash(candidate), source, shared)
         step.tries.append(Tried(verdict, decision, source, applied))
         items = {
             key: ItemScores(before=s.current_scores.get(key, (0.0, 0.0))[0], after=hard)

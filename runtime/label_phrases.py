@@ -37,10 +37,11 @@ Phrase = tuple[str, ...]  # lowercased words
 
 
 class TrainPhrases:
-    """Where each phrase of the train split occurs: the first answer of every train item that
-    holds it. Built once per run; `deciding` then looks each phrase up."""
+    """The train split's items, and where each phrase of theirs occurs: the first answer of
+    every train item that holds it. Built once per run; `deciding` then looks each phrase up."""
 
     def __init__(self, train: Sequence[Item]) -> None:
+        self.items = list(train)
         self.answers: dict[Phrase, list[str]] = {}
         for other in train:
             if other.answers:

@@ -103,18 +103,14 @@ def demonstrations(failures: Sequence[Trajectory], count: int, skill: str = "") 
 
 
 def phrase_rules(
-    failures: Sequence[Trajectory],
-    train: Sequence[Item],
-    phrases: TrainPhrases,
-    noun: str,
-    skill: str = "",
+    failures: Sequence[Trajectory], phrases: TrainPhrases, noun: str, skill: str = ""
 ) -> list[Edit]:
     """The words that set each train item's answer apart (`phrases`), as rules about the `noun`
     (what the env's inputs are): the failed items' first, then the rest of the train split's,
     one per phrase and label, none that the skill states already."""
     edits: list[Edit] = []
     stated: set[tuple[str, str]] = set()
-    for item in [*(t.item for t in failures), *train]:
+    for item in [*(t.item for t in failures), *phrases.items]:
         phrase = phrases.deciding(item)
         if phrase is None or (phrase.casefold(), label_key(item.answers[0])) in stated:
             continue

@@ -44,10 +44,10 @@ def failed(item: Item) -> Trajectory:
 def test_rules_come_from_the_whole_train_split_the_failed_items_first_each_phrase_once() -> None:
     billing = 'If the ticket mentions "twice for order", answer billing, whatever else it says.'
     priority = 'If the ticket mentions "Enterprise plan", answer priority, whatever else it says.'
-    rules = phrase_rules([failed(TRAIN[3]), failed(TRAIN[4])], TRAIN, PHRASES, "ticket")
+    rules = phrase_rules([failed(TRAIN[3]), failed(TRAIN[4])], PHRASES, "ticket")
     assert [e.content for e in rules] == [billing, priority]
     assert all(e.op == "add" and e.anchor is None for e in rules)
-    assert [e.content for e in phrase_rules([], TRAIN, PHRASES, "ticket")] == [priority, billing]
-    stated = phrase_rules([], TRAIN, PHRASES, "ticket", f"Route.\n\n{priority}\n")
+    assert [e.content for e in phrase_rules([], PHRASES, "ticket")] == [priority, billing]
+    stated = phrase_rules([], PHRASES, "ticket", f"Route.\n\n{priority}\n")
     assert [e.content for e in stated] == [billing]  # none the skill states already
-    assert phrase_rules([], TRAIN, TrainPhrases([]), "ticket") == []
+    assert phrase_rules([], TrainPhrases([]), "ticket") == []
