@@ -112,6 +112,12 @@ def bench(family: Family, seeds: list[int], out: Path) -> None:
     plain = spread([r.scores["plain"] for r in runs])
     deploy = spread([r.scores["deploy"] for r in runs])
     print(f"{label:28} {plain:>15} {deploy:>15}")
+    for seed, r in zip(seeds, runs, strict=True):
+        gap = f"{r.gate_gap:+.3f}" if r.gate_gap is not None else "—"
+        print(
+            f"  seed {seed:<21} {r.scores['plain']:15.3f} {r.scores['deploy']:15.3f}"
+            f"   {r.calls} calls · {r.wall_s:.0f} s · gate − test gap {gap}"
+        )
     steps = sum(r.steps for r in runs)
     empty = sum(r.no_candidate for r in runs)
     gaps = [r.gate_gap for r in runs if r.gate_gap is not None]

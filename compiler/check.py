@@ -361,13 +361,21 @@ def _check_envs(out: CheckedRecipe, report: Reporter) -> None:
                     "'data' is already set",
                 )
             )
-        _check_split(env, report)
+        _check_split(env, synthetic, report)
 
 
-def _check_split(env: Resolved, report: Reporter) -> None:
+def _check_split(env: Resolved, synthetic: bool, report: Reporter) -> None:
     split = env.children.get("split")
     if split is None:
         return
+    if synthetic and split.written("stratify"):
+        report(
+            error(
+                "a synthetic env's items have no fields to stratify by",
+                split.span_of("stratify"),
+                "remove this",
+            )
+        )
     parts = [split.get(s) for s in ("train", "valid", "test")]
     if any(not isinstance(p, float | int) for p in parts):
         return

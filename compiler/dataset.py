@@ -3,7 +3,8 @@
 Items come from one file (.jsonl, .json array or .csv) split by percentages, or from one file
 per split. The split is deterministic from the seed and the item ids alone: each id is ranked
 by a hash of (seed, id), so adding an item never moves the others between splits. An item's id
-is its `id` field, or else a hash of its content (stable under reordering the file).
+is its `id` field, or else a hash of its content (stable under reordering the file). With
+`split { stratify = "field" }` every split holds each of the field's values in its share.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class Fields:
     answer: str = "answer"
     context: str | None = None
     id: str | None = None
+    stratify: str | None = None
 
 
 def read_items(path: Path, fields: Fields, need_answer: bool = True) -> list[Item]:
@@ -122,12 +124,17 @@ def _item(
     )
     context = record.get(fields.context) if fields.context else None
     ident = record.get(fields.id or "id")
+    meta: dict[str, object] = {"source": where}
+    if fields.stratify:
+        if fields.stratify not in record:
+            raise DataError(f"{where}: no field '{fields.stratify}' to stratify the split by")
+        meta["stratum"] = json.dumps(record[fields.stratify], sort_keys=True)
     return Item(
         id=str(ident) if ident is not None else "",
         input=str(record[fields.input]),
         answers=answers,
         context=str(context) if context is not None else None,
-        meta={"source": where},
+        meta=meta,
     )
 
 
@@ -158,10 +165,16 @@ def rank(seed: int, ident: str) -> str:
 
 
 def split_items(
-    items: Sequence[Item], parts: Mapping[str, float], seed: int
+    items: Sequence[Item], parts: Mapping[str, float], seed: int, stratified: bool = False
 ) -> dict[str, list[Item]]:
-    """Split by the rank of hash(seed, id); sizes round half up, test takes the rest."""
-    ordered = sorted(items, key=lambda i: rank(seed, i.id))
+    """Split by the rank of hash(seed, id); sizes round half up, test takes the rest.
+
+    Stratified, an item is placed by its rank within its stratum instead (the middle of its
+    share: the k-th of n at (k + 0.5) / n), so each split takes about its percentage of every
+    stratum, and so does every prefix of a split that `limit` keeps."""
+    ordered = (
+        _by_stratum(items, seed) if stratified else sorted(items, key=lambda i: rank(seed, i.id))
+    )
     n = len(ordered)
     n_train = _round_half_up(n * parts["train"])
     n_valid = min(n - n_train, _round_half_up(n * parts["valid"]))
@@ -170,6 +183,18 @@ def split_items(
         "valid": ordered[n_train : n_train + n_valid],
         "test": ordered[n_train + n_valid :],
     }
+
+
+def _by_stratum(items: Sequence[Item], seed: int) -> list[Item]:
+    strata: dict[object, list[Item]] = {}
+    for item in sorted(items, key=lambda i: rank(seed, i.id)):
+        strata.setdefault(item.meta["stratum"], []).append(item)
+    placed = [
+        ((k + 0.5) / len(stratum), rank(seed, item.id), item)
+        for stratum in strata.values()
+        for k, item in enumerate(stratum)
+    ]
+    return [item for *_, item in sorted(placed, key=lambda p: p[:2])]
 
 
 def _round_half_up(x: float) -> int:

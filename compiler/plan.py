@@ -69,6 +69,7 @@ class SplitParts(Frozen):
     valid: float
     test: float
     seed: int
+    stratify: str | None = None  # the field whose values every split holds in proportion
 
 
 class EnvSettings(Frozen):

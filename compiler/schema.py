@@ -219,6 +219,10 @@ ENV = BlockSpec(
                 "valid": Key(PERCENT, 0.2, "the share of the items the gate scores on"),
                 "test": Key(PERCENT, 0.2, "the share of the items scored once at the end"),
                 "seed": Key(Int(min=0), 42, "the seed of the shuffle that splits the items"),
+                "stratify": Key(
+                    Str(),
+                    doc="the field whose values every split holds in their share of the items",
+                ),
             },
         ),
         "limit": BlockSpec(

@@ -140,6 +140,7 @@ def _split(split: Resolved | None) -> SplitParts:
         valid=split.number("valid"),
         test=split.number("test"),
         seed=split.integer("seed"),
+        stratify=split.text("stratify"),
     )
 
 

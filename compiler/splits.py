@@ -38,7 +38,8 @@ def load_splits(env: EnvSettings) -> Splits:
     else:
         assert env.data is not None
         items = read_items(Path(env.data), _fields(env))
-        parts = split_items(items, _parts(env), env.split.seed if env.split else 42)
+        stratified = bool(env.split and env.split.stratify)
+        parts = split_items(items, _parts(env), env.split.seed if env.split else 42, stratified)
     limited = {
         name: parts.get(name, [])[: env.limit[name]] if name in env.limit else parts.get(name, [])
         for name in ("train", "valid", "test")
@@ -62,4 +63,5 @@ def _fields(env: EnvSettings) -> Fields:
         answer=f.get("answer", "answer"),
         context=f.get("context"),
         id=f.get("id"),
+        stratify=env.split.stratify if env.split and not env.files else None,
     )

@@ -95,6 +95,7 @@ def _env_line(e: EnvSettings) -> str:
     metric = e.metric + "".join(f"({k} = {v:g})" for k, v in e.metric_args.items())
     split = (
         f"split {e.split.train:.0%}/{e.split.valid:.0%}/{e.split.test:.0%} seed {e.split.seed}"
+        + (f" stratified by {e.split.stratify}" if e.split.stratify else "")
         if e.split
         else "split by files"
     )
