@@ -37,9 +37,10 @@ def load_splits(env: EnvSettings) -> Splits:
         parts = {name: read_items(Path(path), fields) for name, path in env.files.items()}
     else:
         assert env.data is not None
-        items = read_items(Path(env.data), _fields(env))
-        stratified = bool(env.split and env.split.stratify)
-        parts = split_items(items, _parts(env), env.split.seed if env.split else 42, stratified)
+        fields = _fields(env)
+        items = read_items(Path(env.data), fields)
+        seed = env.split.seed if env.split else 42
+        parts = split_items(items, _parts(env), seed, stratified=fields.stratify is not None)
     limited = {
         name: parts.get(name, [])[: env.limit[name]] if name in env.limit else parts.get(name, [])
         for name in ("train", "valid", "test")
@@ -63,5 +64,5 @@ def _fields(env: EnvSettings) -> Fields:
         answer=f.get("answer", "answer"),
         context=f.get("context"),
         id=f.get("id"),
-        stratify=env.split.stratify if env.split and not env.files else None,
+        stratify=env.split.stratify if env.split and not env.files else None,  # files: no split
     )
